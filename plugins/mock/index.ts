@@ -1,0 +1,32 @@
+import { definePlugin, type CallContext, type ClientRequest, type PluginResult } from '../../src/plugin-host/api.ts';
+import { chatBody, chatChunks } from './chat.ts';
+import { messagesBody, messagesEvents } from './messages.ts';
+import { estimateTokens, inputTexts, replyTo } from './reply.ts';
+
+/**
+ * `mock`: an offline demo provider that answers in-process, deterministically, in both formats,
+ * streamed or not. It lets `npm ci && npm start` work with no provider key and no network.
+ */
+export default definePlugin({
+  name: 'mock',
+  apiVersion: '^1.0.0',
+  create: () => ({ invoke }),
+});
+
+async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginResult> {
+  const id = ctx.requestId.replace(/^req_/, '');
+  if (request.endpoint === 'count_tokens') {
+    return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
+  }
+  const reply = replyTo(request);
+  if (request.endpoint === 'messages') {
+    return request.stream
+      ? { format: 'messages', events: messagesEvents(`msg_${id}`, ctx.upstreamModel, reply) }
+      : { format: 'messages', body: messagesBody(`msg_${id}`, ctx.upstreamModel, reply) };
+  }
+  const created = Math.floor(Date.now() / 1000);
+  const includeUsage = request.body.stream_options?.include_usage === true;
+  return request.stream
+    ? { format: 'chat', events: chatChunks(`chatcmpl-${id}`, ctx.upstreamModel, created, reply, includeUsage) }
+    : { format: 'chat', body: chatBody(`chatcmpl-${id}`, ctx.upstreamModel, created, reply) };
+}

@@ -1,0 +1,76 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { KeyStore } from './auth/key-store.ts';
+import type { Catalogue } from './catalogue/catalogue.ts';
+import type { GatewayConfig } from './config/types.ts';
+import { createDispatcher } from './dispatch/dispatch.ts';
+import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema } from './formats/request-schemas.ts';
+import { createAccessLog } from './http/middleware/access-log.ts';
+import { createAuth } from './http/middleware/auth.ts';
+import { createBodyReader } from './http/middleware/body.ts';
+import { createErrorHandler } from './http/middleware/errors.ts';
+import { createRequestContext } from './http/middleware/request-context.ts';
+import { createModelResolver } from './http/middleware/resolve-model.ts';
+import { createValidator } from './http/middleware/validate.ts';
+import { createVersionCheck } from './http/middleware/version.ts';
+import { createGetModel, createListModels } from './http/routes/models.ts';
+import type { GatewayState } from './http/state.ts';
+import type { Logger } from './log.ts';
+import type { LoadedProvider } from './plugin-host/loader.ts';
+import type { Passthrough } from './proxy/passthrough.ts';
+import type { UsageSink } from './usage/sink.ts';
+
+/** Bodies nesting deeper than this are refused; real requests stay far below (Claude Code's ~15). */
+const MAX_JSON_DEPTH = 128;
+
+export interface AppParts {
+  readonly config: GatewayConfig;
+  readonly keys: KeyStore;
+  readonly catalogue: Catalogue;
+  readonly providers: ReadonlyMap<string, LoadedProvider>;
+  readonly passthrough: Passthrough;
+  readonly sink: UsageSink;
+  readonly log: Logger;
+}
+
+/** The Koa app: the whole middleware order, readable in one place. */
+export function createApp(parts: AppParts): Koa<GatewayState> {
+  const app = new Koa<GatewayState>();
+  app.proxy = false; // never trust client-sent X-Forwarded-* (reliability.md §4.5)
+  app.silent = true; // errors are rendered and logged by createErrorHandler
+
+  const auth = createAuth(parts.keys);
+  const version = createVersionCheck();
+  const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
+  const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, log: parts.log });
+
+  const router = new Router<GatewayState>();
+  router.post(
+    '/v1/messages',
+    auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), dispatch,
+  );
+  router.post(
+    '/v1/messages/count_tokens',
+    auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), dispatch,
+  );
+  router.post(
+    '/v1/chat/completions',
+    auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), dispatch,
+  );
+  router.get('/v1/models', auth, createListModels(parts.catalogue));
+  router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
+  router.get('/healthz', async (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  // Claude Code probes `HEAD /` before its first request and ignores the status (real-clients.md).
+  router.get('/', async (ctx) => {
+    ctx.body = { name: 'junction', endpoints: ['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions', '/v1/models'] };
+  });
+
+  app.use(createRequestContext());
+  app.use(createAccessLog(parts.sink));
+  app.use(createErrorHandler(parts.log));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

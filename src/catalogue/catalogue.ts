@@ -1,0 +1,38 @@
+import type { ModelConfig } from '../config/types.ts';
+import type { LoadedProvider } from '../plugin-host/loader.ts';
+
+export interface CatalogueRoute {
+  readonly provider: LoadedProvider;
+  readonly model: string;
+}
+
+export interface CatalogueEntry {
+  readonly model: ModelConfig;
+  /** Ordered as in the YAML; providers resolved once at start-up. */
+  readonly routes: readonly CatalogueRoute[];
+}
+
+/** The deployment's models by id, in YAML order. */
+export class Catalogue {
+  readonly #entries = new Map<string, CatalogueEntry>();
+
+  constructor(models: readonly ModelConfig[], providers: ReadonlyMap<string, LoadedProvider>) {
+    for (const model of models) {
+      const routes = model.routes.map((route) => {
+        const provider = providers.get(route.provider);
+        // Config validation guarantees every route names a provider; this guards the invariant.
+        if (!provider) throw new Error(`model ${model.id}: provider ${route.provider} not loaded`);
+        return { provider, model: route.model };
+      });
+      this.#entries.set(model.id, { model, routes });
+    }
+  }
+
+  get(id: string): CatalogueEntry | undefined {
+    return this.#entries.get(id);
+  }
+
+  entries(): IterableIterator<CatalogueEntry> {
+    return this.#entries.values();
+  }
+}

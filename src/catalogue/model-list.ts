@@ -1,0 +1,73 @@
+import type { ModelConfig } from '../config/types.ts';
+import type { Catalogue } from './catalogue.ts';
+import { perTokenFromPerMillion } from './decimal.ts';
+
+/**
+ * GET /v1/models in one shape both official SDKs accept: OpenAI's list (`object: "list"`, entries
+ * with `object`, `created`, `owned_by`) and Anthropic's page (`has_more`, `first_id`, `last_id`,
+ * entries with `type`, `display_name`, `created_at`), plus OpenRouter's `context_length`,
+ * `architecture` and per-token `pricing` strings (protocol.md §A.11, §B.8, §C.5).
+ */
+export interface ModelListQuery {
+  readonly limit?: number;
+  readonly afterId?: string;
+  readonly beforeId?: string;
+}
+
+export function modelEntry(model: ModelConfig, ownedBy: string): Record<string, unknown> {
+  const price = model.pricing;
+  return {
+    id: model.id,
+    object: 'model',
+    type: 'model',
+    display_name: model.name,
+    created: Math.floor(model.created.getTime() / 1000),
+    created_at: model.created.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    owned_by: ownedBy,
+    context_length: model.contextLength,
+    max_output_tokens: model.maxOutputTokens,
+    architecture: {
+      modality: `${model.inputModalities.join('+')}->${model.outputModalities.join('+')}`,
+      input_modalities: model.inputModalities,
+      output_modalities: model.outputModalities,
+    },
+    pricing: {
+      prompt: perTokenFromPerMillion(price.input),
+      completion: perTokenFromPerMillion(price.output),
+      input_cache_read: perTokenFromPerMillion(price.cacheRead ?? price.input),
+      input_cache_write: perTokenFromPerMillion(price.cacheWrite ?? price.input),
+      internal_reasoning: perTokenFromPerMillion(price.reasoning ?? price.output),
+      request: String(price.request ?? 0),
+    },
+  };
+}
+
+/** The page of models a key may see. Without `limit` every model is returned (OpenAI's list has no pages). */
+export function listModels(
+  catalogue: Catalogue,
+  allows: ((id: string) => boolean) | null,
+  query: ModelListQuery,
+): Record<string, unknown> {
+  const visible = [...catalogue.entries()].filter((e) => allows === null || allows(e.model.id));
+  let start = 0;
+  let end = visible.length;
+  if (query.afterId !== undefined) {
+    const after = visible.findIndex((e) => e.model.id === query.afterId);
+    start = after === -1 ? visible.length : after + 1;
+  }
+  if (query.beforeId !== undefined) {
+    const before = visible.findIndex((e) => e.model.id === query.beforeId);
+    end = before === -1 ? visible.length : before;
+    if (query.limit !== undefined) start = Math.max(start, end - query.limit);
+  }
+  if (query.limit !== undefined && query.beforeId === undefined) end = Math.min(end, start + query.limit);
+  const page = visible.slice(start, end);
+  const data = page.map((e) => modelEntry(e.model, e.routes[0]?.provider.config.id ?? 'junction'));
+  return {
+    object: 'list',
+    data,
+    has_more: query.beforeId === undefined ? end < visible.length : start > 0,
+    first_id: page[0]?.model.id ?? null,
+    last_id: page.at(-1)?.model.id ?? null,
+  };
+}

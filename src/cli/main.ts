@@ -1,0 +1,99 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config/load.ts';
+import { createGateway } from '../gateway.ts';
+import { PluginLoadError } from '../plugin-host/loader.ts';
+
+const USAGE = `usage:
+  junction serve --config <file> [--host <host>] [--port <port>]
+  junction check-config <file>`;
+
+/** Runs the command line; resolves to an exit code, or null while a server keeps running. */
+export async function main(argv: readonly string[]): Promise<number | null> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest);
+      case 'check-config':
+        return await checkConfig(rest);
+      case '--help':
+      case '-h':
+      case 'help':
+        process.stdout.write(`${USAGE}\n`);
+        return 0;
+      default:
+        process.stderr.write(`junction: ${command === undefined ? 'no command given' : `unknown command "${command}"`}\n${USAGE}\n`);
+        return 2;
+    }
+  } catch (err) {
+    return reportFailure(err);
+  }
+}
+
+async function serve(args: readonly string[]): Promise<number | null> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { config: { type: 'string', short: 'c' }, host: { type: 'string' }, port: { type: 'string' } },
+  });
+  if (values.config === undefined) throw new UsageError('serve needs --config <file>');
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    throw new UsageError(`--port must be an integer from 0 to 65535, got "${values.port}"`);
+  }
+  const config = loadConfig(values.config);
+  const gateway = await createGateway(config);
+  const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  process.stderr.write(
+    `junction listening on http://${host}:${address.port} (${config.models.length} models, ${config.providers.length} providers, ${values.config})\n`,
+  );
+  for (const provider of config.providers) {
+    if (provider.missingKeyVariables !== null) {
+      const vars = provider.missingKeyVariables.join(' or ') || `${provider.yamlPath}.api_key`;
+      process.stderr.write(`  provider "${provider.id}" has no API key: set ${vars}; its models answer 503 until then\n`);
+    }
+  }
+  const stop = (signal: string): void => {
+    process.stderr.write(`junction: ${signal} received, shutting down\n`);
+    void gateway.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return null;
+}
+
+async function checkConfig(args: readonly string[]): Promise<number> {
+  const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+  const file = positionals[0];
+  if (file === undefined || positionals.length > 1) throw new UsageError('check-config needs exactly one <file>');
+  const config = loadConfig(file);
+  // Load and create every plugin too (no network), so a bad plugin is caught here, not at start-up.
+  const gateway = await createGateway({ ...config, log: { level: 'silent' } });
+  await gateway.close();
+  process.stdout.write(`${file}: ok (${config.providers.length} providers, ${config.models.length} models, ${config.auth.keys.length} keys)\n`);
+  return 0;
+}
+
+class UsageError extends Error {}
+
+function reportFailure(err: unknown): number {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    return 1;
+  }
+  if (err instanceof PluginLoadError) {
+    process.stderr.write(`${err.problems.join('\n')}\n`);
+    return 1;
+  }
+  if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+    process.stderr.write(`junction: ${err.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    process.stderr.write(`junction: cannot listen: ${(err as Error).message}\n`);
+    return 1;
+  }
+  process.stderr.write(`junction: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return 1;
+}

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { flattenIssues, issueMessage } from '../validation/issues.ts';
+import { suggest } from '../util/suggest.ts';
+import { interpolate, type ConfigIssue } from './interpolate.ts';
+import { configSchema, KNOWN_KEYS, type RawConfig } from './schema.ts';
+import type { GatewayConfig, ModelConfig, ProviderConfig, StaticKeyConfig } from './types.ts';
+import { formatPath, type PathSegment } from './yaml-path.ts';
+
+/** A config file that cannot be used; `problems` holds one line per problem, each naming its YAML path. */
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(file: string, problems: readonly string[]) {
+    super(`${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n${problems.join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Reads, interpolates and validates a gateway YAML file. Throws ConfigError listing every problem. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const absolute = path.resolve(file);
+  let text: string;
+  let modified: Date;
+  try {
+    text = readFileSync(absolute, 'utf8');
+    modified = statSync(absolute).mtime;
+  } catch (err) {
+    throw new ConfigError(file, [`cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`]);
+  }
+  return parseConfig(text, absolute, env, modified);
+}
+
+/** Validates config text as if it were read from `file` (relative paths resolve against its folder). */
+export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv, modified = new Date(0)): GatewayConfig {
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => `line ${lineCounter.linePos(e.pos[0]).line}: ${e.message.split('\n')[0] ?? 'invalid YAML'}`),
+    );
+  }
+  const where = (issue: ConfigIssue): string => {
+    const line = lineOf(doc, lineCounter, issue.path);
+    return `${formatPath(issue.path)}: ${issue.message}${line === undefined ? '' : ` (line ${line})`}`;
+  };
+
+  const { value, issues, references } = interpolate(doc.toJS() ?? {}, env);
+  const parsed = configSchema.safeParse(value, { error: issueMessage });
+  if (!parsed.success) {
+    const schemaIssues = flattenIssues(parsed.error).map((issue) => {
+      const last = issue.path[issue.path.length - 1];
+      const hint = issue.message === 'unknown key' && typeof last === 'string' ? suggest(last, KNOWN_KEYS) : undefined;
+      return {
+        path: issue.path as PathSegment[],
+        message: hint === undefined ? issue.message : `${issue.message} (did you mean "${hint}"?)`,
+      };
+    });
+    // A variable that was not set already explains whatever else is wrong with its value.
+    const explained = new Set(issues.map((issue) => formatPath(issue.path)));
+    const rest = schemaIssues.filter((issue) => !explained.has(formatPath(issue.path)));
+    throw new ConfigError(file, [...issues, ...rest].map(where));
+  }
+  const crossIssues = [...issues, ...checkReferences(parsed.data)];
+  if (crossIssues.length > 0) throw new ConfigError(file, crossIssues.map(where));
+  return build(parsed.data, file, references, modified);
+}
+
+function lineOf(doc: YAML.Document, counter: YAML.LineCounter, at: readonly PathSegment[]): number | undefined {
+  for (let depth = at.length; depth >= 0; depth--) {
+    const node = doc.getIn(at.slice(0, depth), true);
+    if (YAML.isNode(node) && node.range) return counter.linePos(node.range[0]).line;
+    // An unknown key has no value node of its own path in getIn; find the key in its parent map.
+    const parent = doc.getIn(at.slice(0, depth - 1), true);
+    const key = at[depth - 1];
+    if (YAML.isMap(parent) && typeof key === 'string') {
+      const pair = parent.items.find((p) => YAML.isScalar(p.key) && p.key.value === key);
+      if (pair && YAML.isNode(pair.key) && pair.key.range) return counter.linePos(pair.key.range[0]).line;
+    }
+  }
+  return undefined;
+}
+
+/** Cross-field rules zod cannot express: unique ids and references between sections. */
+function checkReferences(raw: RawConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const duplicates = <T>(items: readonly T[], id: (t: T) => string, section: PathSegment[], field: string) => {
+    const seen = new Map<string, number>();
+    items.forEach((item, index) => {
+      const value = id(item);
+      const first = seen.get(value);
+      if (first === undefined) seen.set(value, index);
+      else {
+        // A duplicated key is reported by position only: its value is a secret.
+        const shown = field === 'key' ? '' : ` "${value}"`;
+        const at = formatPath([...section, first]);
+        issues.push({ path: [...section, index, field], message: `duplicate ${field}${shown} (first at ${at})` });
+      }
+    });
+  };
+  duplicates(raw.providers, (p) => p.id, ['providers'], 'id');
+  duplicates(raw.models, (m) => m.id, ['models'], 'id');
+  duplicates(raw.auth.keys, (k) => k.name, ['auth', 'keys'], 'name');
+  duplicates(raw.auth.keys, digestOf, ['auth', 'keys'], 'key');
+
+  const providerIds = new Set(raw.providers.map((p) => p.id));
+  raw.models.forEach((model, m) =>
+    model.routes.forEach((route, r) => {
+      if (providerIds.has(route.provider)) return;
+      const hint = suggest(route.provider, providerIds);
+      issues.push({
+        path: ['models', m, 'routes', r, 'provider'],
+        message: `unknown provider "${route.provider}"${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`,
+      });
+    }),
+  );
+  const storage = raw.storage.url;
+  if (!/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/.test(storage)) {
+    issues.push({ path: ['storage', 'url'], message: 'must be sqlite://<path>, sqlite://:memory: or postgres://…' });
+  }
+  return issues;
+}
+
+function digestOf(key: RawConfig['auth']['keys'][number]): string {
+  return key.key_sha256?.toLowerCase() ?? createHash('sha256').update(key.key ?? '').digest('hex');
+}
+
+function resolveStorage(url: string, dir: string): string {
+  if (!url.startsWith('sqlite://')) return url;
+  const rest = url.slice('sqlite://'.length);
+  if (rest === ':memory:' || path.isAbsolute(rest)) return url;
+  return `sqlite://${path.resolve(dir, rest)}`;
+}
+
+function build(
+  raw: RawConfig,
+  file: string,
+  references: ReadonlyMap<string, readonly string[]>,
+  modified: Date,
+): GatewayConfig {
+  const dir = path.dirname(file);
+  const keys: StaticKeyConfig[] = raw.auth.keys.map((k) => ({
+    name: k.name,
+    sha256: digestOf(k),
+    balanceUsd: k.balance_usd ?? null,
+    models: k.models ?? null,
+  }));
+  const providers: ProviderConfig[] = raw.providers.map((p, index) => ({
+    id: p.id,
+    plugin: p.plugin,
+    baseUrl: p.base_url?.replace(/\/+$/, ''),
+    apiKey: p.api_key === '' ? undefined : p.api_key,
+    // api_key written but empty after interpolation: the provider is unusable until it is set.
+    missingKeyVariables: p.api_key === '' ? (references.get(`providers[${index}].api_key`) ?? []) : null,
+    options: p.options ?? {},
+    yamlPath: `providers[${index}]`,
+  }));
+  const models: ModelConfig[] = raw.models.map((m) => ({
+    id: m.id,
+    name: m.name ?? m.id,
+    routes: m.routes.map((r) => ({ provider: r.provider, model: r.model ?? m.id })),
+    pricing: {
+      input: m.pricing.input,
+      output: m.pricing.output,
+      cacheRead: m.pricing.cache_read ?? null,
+      cacheWrite: m.pricing.cache_write ?? null,
+      reasoning: m.pricing.reasoning ?? null,
+      request: m.pricing.request ?? null,
+    },
+    contextLength: m.context_length ?? null,
+    maxOutputTokens: m.max_output_tokens ?? null,
+    inputModalities: m.input_modalities ?? ['text'],
+    outputModalities: m.output_modalities ?? ['text'],
+    created: m.created === undefined ? modified : new Date(m.created),
+  }));
+  return {
+    file,
+    dir,
+    server: { host: raw.server.host, port: raw.server.port, maxBodyBytes: Math.floor(raw.server.max_body_mb * 1048576) },
+    storage: { url: resolveStorage(raw.storage.url, dir) },
+    log: { level: raw.log.level },
+    auth: { keyPrefix: raw.auth.key_prefix, keys },
+    providers,
+    models,
+  };
+}

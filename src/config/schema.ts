@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/**
+ * The YAML file's shape, validated once at start-up (issue #2). Every object is strict, so a typo is
+ * an error at its YAML path rather than a silently ignored setting.
+ */
+
+// `${PORT}` interpolates to a string; a numeric field accepts a numeric string.
+const numeric = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v), schema);
+
+const nonNegative = numeric(z.number().min(0));
+const positiveInt = numeric(z.number().int().min(1));
+
+const MODALITIES = ['text', 'image', 'audio', 'file', 'video'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL');
+
+export const keySchema = z
+  .strictObject({
+    name: z.string().min(1),
+    key: z.string().min(16, 'a key must be at least 16 characters').optional(),
+    key_sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'must be the 64-character hex SHA-256 digest of the key')
+      .optional(),
+    balance_usd: nonNegative.nullable().optional(),
+    models: z.array(z.string().min(1)).min(1).optional(),
+  })
+  .refine((k) => (k.key === undefined) !== (k.key_sha256 === undefined), {
+    message: 'set exactly one of key or key_sha256',
+  });
+
+export const providerSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
+  plugin: z.string().min(1),
+  base_url: httpUrl.optional(),
+  api_key: z.string().optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const pricingSchema = z.strictObject({
+  input: nonNegative,
+  output: nonNegative,
+  cache_read: nonNegative.optional(),
+  cache_write: nonNegative.optional(),
+  reasoning: nonNegative.optional(),
+  request: nonNegative.optional(),
+});
+
+export const modelSchema = z.strictObject({
+  id: z.string().regex(/^\S+$/, 'must not be empty or contain spaces'),
+  name: z.string().min(1).optional(),
+  routes: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1).optional() })).min(1),
+  pricing: pricingSchema,
+  context_length: positiveInt.optional(),
+  max_output_tokens: positiveInt.optional(),
+  input_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
+  output_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
+  created: z.iso.date().or(z.iso.datetime()).optional(),
+});
+
+export const configSchema = z.strictObject({
+  server: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: numeric(z.number().int().min(0).max(65535)).default(8080),
+      max_body_mb: numeric(z.number().positive().max(1024)).default(32),
+    })
+    .default({ host: '127.0.0.1', port: 8080, max_body_mb: 32 }),
+  storage: z.strictObject({ url: z.string().min(1).default('sqlite://data/junction.db') }).default({
+    url: 'sqlite://data/junction.db',
+  }),
+  log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).default({ level: 'info' }),
+  auth: z
+    .strictObject({
+      key_prefix: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, "_" or "-"').default('sk-jct-'),
+      keys: z.array(keySchema).default([]),
+    })
+    .default({ key_prefix: 'sk-jct-', keys: [] }),
+  providers: z.array(providerSchema).default([]),
+  models: z.array(modelSchema).default([]),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+export type RawModel = z.infer<typeof modelSchema>;
+export type RawProvider = z.infer<typeof providerSchema>;
+export type RawKey = z.infer<typeof keySchema>;
+
+/** Every key the schema knows, for "did you mean" hints on typos. */
+export const KNOWN_KEYS: readonly string[] = [
+  ...new Set([
+    'server', 'host', 'port', 'max_body_mb', 'storage', 'url', 'log', 'level', 'auth', 'key_prefix', 'keys',
+    ...Object.keys(keySchema.shape),
+    ...Object.keys(providerSchema.shape),
+    ...Object.keys(pricingSchema.shape),
+    ...Object.keys(modelSchema.shape),
+    'provider', 'model', 'providers', 'models',
+  ]),
+];

@@ -1,0 +1,70 @@
+/** The validated gateway configuration: what the rest of the code reads, never the raw YAML. */
+
+export interface GatewayConfig {
+  /** Absolute path of the YAML file; relative paths inside it resolve against `dir`. */
+  readonly file: string;
+  readonly dir: string;
+  readonly server: { readonly host: string; readonly port: number; readonly maxBodyBytes: number };
+  /** `sqlite://` URLs are absolute here. */
+  readonly storage: { readonly url: string };
+  readonly log: { readonly level: string };
+  readonly auth: { readonly keyPrefix: string; readonly keys: readonly StaticKeyConfig[] };
+  readonly providers: readonly ProviderConfig[];
+  readonly models: readonly ModelConfig[];
+}
+
+export interface StaticKeyConfig {
+  readonly name: string;
+  /** Lower-case hex SHA-256 of the key; the key itself is never kept. */
+  readonly sha256: string;
+  /** Starting balance; null means unlimited. Enforced by the ledger (issue #4). */
+  readonly balanceUsd: number | null;
+  /** Model-id globs this key may use; null means every model. */
+  readonly models: readonly string[] | null;
+}
+
+export interface ProviderConfig {
+  readonly id: string;
+  /** Built-in plugin name, a path relative to the YAML file, or an npm package name. */
+  readonly plugin: string;
+  readonly baseUrl: string | undefined;
+  readonly apiKey: string | undefined;
+  /**
+   * Non-null when `api_key` was written but came out empty: the environment variables to set.
+   * Requests routed to the provider then answer 503 naming them.
+   */
+  readonly missingKeyVariables: readonly string[] | null;
+  readonly options: Readonly<Record<string, unknown>>;
+  /** `providers[2]`, for error messages. */
+  readonly yamlPath: string;
+}
+
+/** USD per million tokens, as written in the YAML. */
+export interface Pricing {
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number | null;
+  readonly cacheWrite: number | null;
+  readonly reasoning: number | null;
+  /** Flat USD per request. */
+  readonly request: number | null;
+}
+
+export interface RouteConfig {
+  readonly provider: string;
+  /** The model name sent upstream; defaults to the catalogue id. */
+  readonly model: string;
+}
+
+export interface ModelConfig {
+  readonly id: string;
+  readonly name: string;
+  /** Ordered; only the first is used until fallbacks land (issue #5). */
+  readonly routes: readonly RouteConfig[];
+  readonly pricing: Pricing;
+  readonly contextLength: number | null;
+  readonly maxOutputTokens: number | null;
+  readonly inputModalities: readonly string[];
+  readonly outputModalities: readonly string[];
+  readonly created: Date;
+}

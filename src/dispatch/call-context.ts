@@ -1,0 +1,39 @@
+import type { GatewayContext } from '../http/state.ts';
+import type { Logger } from '../log.ts';
+import type { CallContext, ClientRequest } from '../plugin-host/api.ts';
+import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type MessagesRequest } from '../formats/wire.ts';
+import { ERR } from '../errors.ts';
+
+/** The validated request as plugins receive it. */
+export function clientRequestOf(ctx: GatewayContext): ClientRequest {
+  const { route, body } = ctx.state;
+  if (!route || !body) throw ERR.internal();
+  const stream = body['stream'] === true;
+  // The body was validated against the endpoint's schema in the chain; the cast records that.
+  switch (route.endpoint) {
+    case 'messages':
+      return { endpoint: 'messages', body: body as unknown as MessagesRequest, stream };
+    case 'count_tokens':
+      return { endpoint: 'count_tokens', body: body as unknown as CountTokensRequest, stream: false };
+    case 'chat_completions':
+      return { endpoint: 'chat_completions', body: body as unknown as ChatRequest, stream };
+  }
+}
+
+/** Per-request facts for plugins, with a signal that aborts when the client goes away. */
+export function callContextOf(ctx: GatewayContext, log: Logger): CallContext {
+  const { route, requestId } = ctx.state;
+  if (!route) throw ERR.internal();
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return {
+    requestId,
+    model: route.model.id,
+    upstreamModel: route.upstreamModel,
+    clientFormat: FORMAT_OF[route.endpoint],
+    signal: controller.signal,
+    log: log.child({ req_id: requestId, provider: route.provider.config.id }),
+  };
+}

@@ -1,0 +1,230 @@
+/**
+ * Coded gateway errors, and the one place that renders them in the caller's wire format.
+ *
+ * Status → `error.type` follows Anthropic's table (docs: api/errors), which the OpenAI SDK also
+ * accepts as a free-form `type`; see ../shared/reference/protocol.md §A.9 and §B.7.
+ */
+
+/** The wire format a caller speaks, which decides the shape of its error bodies. */
+export type Surface = 'messages' | 'chat';
+
+const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+export function errorTypeForStatus(status: number): string {
+  return TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+}
+
+export interface GatewayErrorInit {
+  readonly status: number;
+  /** Stable machine code for logs and tests, `GW_ERR_*`. */
+  readonly code: string;
+  readonly message: string;
+  /** Overrides the status-derived `error.type`. */
+  readonly type?: string;
+  /** Chat format `param`: the offending request field, e.g. `messages[2].role`. */
+  readonly param?: string | null;
+  /** Chat format `code`, e.g. `model_not_found`. */
+  readonly chatCode?: string | null;
+  /** Chat format `type` when it differs from the Messages one (e.g. `insufficient_quota`). */
+  readonly chatType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly type: string;
+  readonly chatType: string;
+  readonly param: string | null;
+  readonly chatCode: string | null;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(init: GatewayErrorInit) {
+    super(init.message);
+    this.name = 'GatewayError';
+    this.status = init.status;
+    this.code = init.code;
+    this.type = init.type ?? errorTypeForStatus(init.status);
+    this.chatType = init.chatType ?? this.type;
+    this.param = init.param ?? null;
+    this.chatCode = init.chatCode ?? null;
+    this.headers = init.headers ?? {};
+  }
+}
+
+// SDKs retry 408/409/429/5xx unless told otherwise; a retry cannot fix these
+// (anthropic-sdk and openai-node both honour `x-should-retry`, protocol.md §A.9).
+const NO_RETRY = { 'x-should-retry': 'false' } as const;
+
+/** Factories for every error the gateway raises itself. */
+export const ERR = {
+  missingKey: () =>
+    new GatewayError({
+      status: 401,
+      code: 'GW_ERR_KEY_MISSING',
+      message: 'missing API key: send it in the x-api-key header or as Authorization: Bearer <key>',
+      chatCode: 'invalid_api_key',
+    }),
+  invalidKey: () =>
+    new GatewayError({ status: 401, code: 'GW_ERR_KEY_INVALID', message: 'invalid API key', chatCode: 'invalid_api_key' }),
+  conflictingKeys: () =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_KEY_CONFLICT',
+      message: 'x-api-key and Authorization carry different keys: send one key',
+    }),
+  modelForbidden: (model: string) =>
+    new GatewayError({
+      status: 403,
+      code: 'GW_ERR_MODEL_FORBIDDEN',
+      message: `this API key may not use model "${model}"`,
+      param: 'model',
+      chatCode: 'model_not_allowed',
+    }),
+  versionMissing: () =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_VERSION_MISSING',
+      message: 'anthropic-version: header is required',
+    }),
+  versionInvalid: (value: string) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_VERSION_INVALID',
+      message: `anthropic-version: "${value}" is not a supported version; use a date such as 2023-06-01 or later`,
+    }),
+  invalidJson: (detail: string) =>
+    new GatewayError({ status: 400, code: 'GW_ERR_JSON_INVALID', message: `request body is not valid JSON: ${detail}` }),
+  bodyNotObject: () =>
+    new GatewayError({ status: 400, code: 'GW_ERR_BODY_NOT_OBJECT', message: 'request body must be a JSON object' }),
+  jsonTooDeep: (limit: number) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_JSON_TOO_DEEP',
+      message: `request body nests deeper than ${limit} levels`,
+    }),
+  bodyTooLarge: (limitBytes: number) =>
+    new GatewayError({
+      status: 413,
+      code: 'GW_ERR_BODY_TOO_LARGE',
+      message: `request body exceeds the ${Math.round(limitBytes / 1048576)} MB limit`,
+      headers: { connection: 'close' },
+    }),
+  unsupportedEncoding: (encoding: string) =>
+    new GatewayError({
+      status: 415,
+      code: 'GW_ERR_CONTENT_ENCODING',
+      message: `content-encoding "${encoding}" is not supported; send an uncompressed body`,
+    }),
+  invalidField: (message: string, param: string) =>
+    new GatewayError({ status: 400, code: 'GW_ERR_FIELD_INVALID', message, param, chatCode: 'invalid_value' }),
+  modelNotFound: (model: string) =>
+    new GatewayError({
+      status: 404,
+      code: 'GW_ERR_MODEL_NOT_FOUND',
+      message: `model "${model}" not found`,
+      param: 'model',
+      chatCode: 'model_not_found',
+    }),
+  routeNotFound: (method: string, path: string) =>
+    new GatewayError({ status: 404, code: 'GW_ERR_ROUTE_NOT_FOUND', message: `no route for ${method} ${path}` }),
+  methodNotAllowed: (method: string, path: string, allowed: string) =>
+    new GatewayError({
+      status: 405,
+      code: 'GW_ERR_METHOD_NOT_ALLOWED',
+      message: `${method} is not allowed on ${path}; use ${allowed}`,
+      headers: { allow: allowed },
+    }),
+  providerMissingKey: (provider: string, variables: readonly string[]) =>
+    new GatewayError({
+      status: 503,
+      code: 'GW_ERR_PROVIDER_NO_KEY',
+      message:
+        variables.length > 0
+          ? `provider "${provider}" has no API key: set ${variables.join(' or ')} and restart the gateway`
+          : `provider "${provider}" has no API key: set providers[].api_key in the gateway config`,
+      headers: NO_RETRY,
+    }),
+  formatUnsupported: (model: string, provider: string, endpoint: string) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_FORMAT_UNSUPPORTED',
+      message: `model "${model}" cannot be served on ${endpoint}: its provider "${provider}" does not speak this format`,
+      param: 'model',
+    }),
+  upstreamUnreachable: (provider: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_UPSTREAM_UNREACHABLE',
+      type: 'api_error',
+      message: `upstream provider "${provider}" could not be reached`,
+    }),
+  upstreamRejectedCredentials: (provider: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_UPSTREAM_AUTH',
+      type: 'api_error',
+      message: `upstream provider "${provider}" rejected the gateway's credentials; an operator must fix its API key`,
+      headers: NO_RETRY,
+    }),
+  upstreamInterrupted: (provider: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_UPSTREAM_INTERRUPTED',
+      type: 'api_error',
+      message: `upstream provider "${provider}" ended the response early`,
+    }),
+  pluginInvalidResult: (provider: string, detail: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_PLUGIN_RESULT',
+      type: 'api_error',
+      message: `provider "${provider}" returned an invalid result: ${detail}`,
+    }),
+  pluginFailed: (provider: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_PLUGIN_FAILED',
+      type: 'api_error',
+      message: `provider "${provider}" failed while answering`,
+    }),
+  internal: () =>
+    new GatewayError({ status: 500, code: 'GW_ERR_INTERNAL', message: 'internal gateway error' }),
+} as const;
+
+export function asGatewayError(err: unknown): GatewayError {
+  return err instanceof GatewayError ? err : ERR.internal();
+}
+
+export interface RenderedError {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** The error object in the caller's format; shared by HTTP bodies and in-band stream errors. */
+export function errorPayload(surface: Surface, err: GatewayError, requestId: string | null): object {
+  return surface === 'messages'
+    ? { type: 'error', error: { type: err.type, message: err.message }, request_id: requestId }
+    : { error: { message: err.message, type: err.chatType, param: err.param, code: err.chatCode } };
+}
+
+/** Renders an error as an HTTP response in the caller's format (protocol.md §D.10). */
+export function renderError(surface: Surface, err: GatewayError, requestId: string): RenderedError {
+  return {
+    status: err.status,
+    headers: { ...err.headers, 'content-type': 'application/json' },
+    body: JSON.stringify(errorPayload(surface, err, requestId)),
+  };
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/**
+ * Request validation for the three model endpoints. Objects are loose: fields we do not know pass
+ * through untouched, so a new API field is never rejected (issue #2). Only what the gateway or a
+ * client-facing guarantee depends on is checked, to keep validation cheap on the hot path.
+ */
+
+const block = z.looseObject({ type: z.string().min(1) });
+
+// Roles include `system`: Claude Code sends one mid-conversation (real-clients.md).
+const messageParam = z.looseObject({
+  role: z.enum(['user', 'assistant', 'system']),
+  content: z.union([z.string(), z.array(block)]),
+});
+
+const messagesCommon = {
+  model: z.string().min(1),
+  messages: z.array(messageParam).min(1),
+  system: z.union([z.string(), z.array(block)]).optional(),
+  tools: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  tool_choice: z.looseObject({ type: z.string().min(1) }).optional(),
+  thinking: z.looseObject({ type: z.string().min(1) }).optional(),
+};
+
+/** POST /v1/messages (protocol.md §A.2). */
+export const messagesRequestSchema = z.looseObject({
+  ...messagesCommon,
+  max_tokens: z.number().int().min(1),
+  stream: z.boolean().optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  metadata: z.looseObject({ user_id: z.string().nullable().optional() }).optional(),
+});
+
+/** POST /v1/messages/count_tokens (protocol.md §A.10): no max_tokens. */
+export const countTokensRequestSchema = z.looseObject(messagesCommon);
+
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+const chatPart = z.looseObject({ type: z.string().min(1) });
+const chatContent = z.union([z.string(), z.array(chatPart)]);
+
+const chatMessage = z.discriminatedUnion('role', [
+  z.looseObject({ role: z.literal('system'), content: chatContent }),
+  z.looseObject({ role: z.literal('developer'), content: chatContent }),
+  z.looseObject({ role: z.literal('user'), content: chatContent }),
+  z.looseObject({ role: z.literal('assistant'), content: nullable(chatContent) }),
+  z.looseObject({ role: z.literal('tool'), content: chatContent, tool_call_id: z.string().min(1) }),
+  z.looseObject({ role: z.literal('function'), content: z.string().nullable(), name: z.string().min(1) }),
+]);
+
+const penalty = nullable(z.number().min(-2).max(2));
+const tokenLimit = nullable(z.number().int().min(1));
+
+/** POST /v1/chat/completions (protocol.md §B.2). */
+export const chatRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(chatMessage).min(1),
+  stream: nullable(z.boolean()),
+  stream_options: nullable(z.looseObject({ include_usage: z.boolean().optional() })),
+  temperature: nullable(z.number().min(0).max(2)),
+  top_p: nullable(z.number().min(0).max(1)),
+  frequency_penalty: penalty,
+  presence_penalty: penalty,
+  stop: nullable(z.union([z.string(), z.array(z.string()).min(1).max(4)])),
+  n: nullable(z.number().int().min(1).max(128)),
+  max_tokens: tokenLimit,
+  max_completion_tokens: tokenLimit,
+  tools: z.array(z.looseObject({ type: z.string().min(1) })).optional(),
+});

@@ -1,0 +1,29 @@
+import type { KeyStore } from '../../auth/key-store.ts';
+import { ERR } from '../../errors.ts';
+import type { GatewayMiddleware } from '../state.ts';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * Authenticates the caller from `x-api-key` (Anthropic SDK 0.x, Claude Code) or
+ * `Authorization: Bearer` (Anthropic SDK 1.x, OpenAI SDK). Two different keys in one request are
+ * refused rather than one picked silently (reliability.md §4.1).
+ */
+export function createAuth(keys: KeyStore): GatewayMiddleware {
+  return async (ctx, next) => {
+    const headerKey = ctx.get('x-api-key').trim();
+    const authorization = ctx.get('authorization');
+    let bearer = '';
+    if (authorization !== '') {
+      const match = BEARER.exec(authorization);
+      if (!match?.[1]) throw ERR.invalidKey();
+      bearer = match[1];
+    }
+    if (headerKey === '' && bearer === '') throw ERR.missingKey();
+    if (headerKey !== '' && bearer !== '' && headerKey !== bearer) throw ERR.conflictingKeys();
+    const key = keys.authenticate(headerKey || bearer);
+    if (!key) throw ERR.invalidKey();
+    ctx.state.key = key;
+    await next();
+  };
+}

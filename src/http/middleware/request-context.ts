@@ -1,0 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import type { Surface } from '../../errors.ts';
+import type { GatewayContext, GatewayMiddleware } from '../state.ts';
+
+/**
+ * First in the chain: gives every request an id (sent back as `x-request-id` on every response),
+ * its arrival time, and the error format it expects. The Messages endpoints answer in the
+ * Messages format and the Chat endpoint in the Chat format; shared endpoints such as /v1/models go
+ * by whether the caller sent `anthropic-version`.
+ */
+export function createRequestContext(): GatewayMiddleware {
+  return async (ctx, next) => {
+    const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    ctx.state.requestId = requestId;
+    ctx.state.startedAt = performance.now();
+    ctx.state.surface = surfaceOf(ctx);
+    ctx.state.outcome = {};
+    ctx.set('x-request-id', requestId);
+    await next();
+  };
+}
+
+function surfaceOf(ctx: GatewayContext): Surface {
+  if (ctx.path.startsWith('/v1/messages')) return 'messages';
+  if (ctx.path.startsWith('/v1/chat/')) return 'chat';
+  return ctx.get('anthropic-version') === '' ? 'chat' : 'messages';
+}

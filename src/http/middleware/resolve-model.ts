@@ -1,0 +1,26 @@
+import type { Catalogue } from '../../catalogue/catalogue.ts';
+import { ERR } from '../../errors.ts';
+import type { Endpoint } from '../../formats/wire.ts';
+import type { GatewayMiddleware } from '../state.ts';
+
+/**
+ * Maps the body's `model` to a catalogue entry and its route. Unknown ids are refused here, so
+ * nothing unpriced ever reaches an upstream; so are models outside the key's allowlist, and
+ * providers whose API key is not configured (503 naming the variable to set).
+ */
+export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): GatewayMiddleware {
+  return async (ctx, next) => {
+    const id = ctx.state.body?.['model'];
+    if (typeof id !== 'string') throw ERR.invalidField('model: is required', 'model');
+    const entry = catalogue.get(id);
+    if (!entry) throw ERR.modelNotFound(id);
+    if (ctx.state.key?.allowsModel && !ctx.state.key.allowsModel(id)) throw ERR.modelForbidden(id);
+    // Routes after the first are fallbacks (issue #5).
+    const route = entry.routes[0];
+    if (!route) throw ERR.internal();
+    const missing = route.provider.config.missingKeyVariables;
+    if (missing !== null) throw ERR.providerMissingKey(route.provider.config.id, missing);
+    ctx.state.route = { endpoint, model: entry.model, provider: route.provider, upstreamModel: route.model };
+    await next();
+  };
+}

@@ -1,0 +1,40 @@
+import type { Catalogue } from '../../catalogue/catalogue.ts';
+import { listModels, modelEntry, type ModelListQuery } from '../../catalogue/model-list.ts';
+import { ERR } from '../../errors.ts';
+import type { GatewayMiddleware } from '../state.ts';
+
+/** GET /v1/models: the models the calling key may use. */
+export function createListModels(catalogue: Catalogue): GatewayMiddleware {
+  return async (ctx) => {
+    ctx.body = listModels(catalogue, ctx.state.key?.allowsModel ?? null, parseQuery(ctx.query));
+  };
+}
+
+/** GET /v1/models/:id, for `models.retrieve()` in both SDKs. */
+export function createGetModel(catalogue: Catalogue): GatewayMiddleware {
+  return async (ctx) => {
+    const id = decodeURIComponent(ctx.path.slice('/v1/models/'.length));
+    const entry = catalogue.get(id);
+    const allows = ctx.state.key?.allowsModel;
+    if (!entry || (allows && !allows(id))) throw ERR.modelNotFound(id);
+    ctx.body = modelEntry(entry.model, entry.routes[0]?.provider.config.id ?? 'junction');
+  };
+}
+
+function parseQuery(query: Record<string, string | string[] | undefined>): ModelListQuery {
+  const single = (name: string): string | undefined => {
+    const value = query[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const limitText = single('limit');
+  let limit: number | undefined;
+  if (limitText !== undefined) {
+    limit = Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw ERR.invalidField('limit: must be an integer from 1 to 1000', 'limit');
+    }
+  }
+  const afterId = single('after_id');
+  const beforeId = single('before_id');
+  return { ...(limit !== undefined && { limit }), ...(afterId && { afterId }), ...(beforeId && { beforeId }) };
+}

@@ -1,0 +1,50 @@
+import type { ParameterizedContext } from 'koa';
+import type { ApiKey } from '../auth/key-store.ts';
+import type { ModelConfig } from '../config/types.ts';
+import type { Surface } from '../errors.ts';
+import type { Endpoint, TokenUsage } from '../formats/wire.ts';
+import type { LoadedProvider } from '../plugin-host/loader.ts';
+import type { JsonScan } from './json-scan.ts';
+
+/** Where a request was sent, once its model is resolved. */
+export interface ResolvedRoute {
+  readonly endpoint: Endpoint;
+  readonly model: ModelConfig;
+  readonly provider: LoadedProvider;
+  /** The model name the upstream sees. */
+  readonly upstreamModel: string;
+}
+
+/** How a request was served, for the request log and the usage sink. */
+export type RouteKind = 'native' | 'translated' | 'in-process';
+
+/** What happened to a request: filled in along the chain, read once when it ends. */
+export interface RequestOutcome {
+  kind?: RouteKind;
+  upstreamStatus?: number;
+  usage?: TokenUsage;
+  /** Milliseconds from arrival to the first response byte from upstream or plugin. */
+  firstByteMs?: number;
+  /** Set when a response ended badly after it started (cut stream, upstream reset). */
+  error?: string;
+}
+
+/** Per-request state shared by the middleware chain (`ctx.state`). */
+export interface GatewayState {
+  requestId: string;
+  /** The caller's wire format, which decides the error format. */
+  surface: Surface;
+  /** `performance.now()` at arrival. */
+  startedAt: number;
+  key?: ApiKey;
+  /** The request body exactly as received. */
+  raw?: Buffer;
+  scan?: JsonScan;
+  /** The parsed body; validated by the endpoint's schema before routing. */
+  body?: Record<string, unknown>;
+  route?: ResolvedRoute;
+  outcome: RequestOutcome;
+}
+
+export type GatewayContext = ParameterizedContext<GatewayState>;
+export type GatewayMiddleware = (ctx: GatewayContext, next: () => Promise<void>) => Promise<void>;

@@ -1,0 +1,240 @@
+/**
+ * THE public plugin contract. Built-in plugins (`plugins/`) use exactly this surface, the same as
+ * third-party ones. Types only, apart from PLUGIN_API_VERSION and definePlugin.
+ *
+ * A provider plugin tells the core how to reach one upstream. It offers up to three capabilities,
+ * tried in this order for each request:
+ *   1. `native`    — the upstream speaks the request's format: the core proxies the bytes unchanged.
+ *   2. `translate` — the upstream speaks another format: the plugin maps request, response and stream
+ *                    events; the core owns HTTP, SSE framing and bridging between formats (issue #3).
+ *   3. `invoke`    — the plugin answers in-process (the built-in `mock`, local models).
+ * The core owns bytes and SSE framing; plugins only ever see and return typed objects.
+ */
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  CountTokensRequest,
+  Endpoint,
+  Message,
+  MessagesRequest,
+  MessagesStreamEvent,
+  TokenCount,
+  WireFormat,
+} from '../formats/wire.ts';
+
+export type { Endpoint, WireFormat } from '../formats/wire.ts';
+
+/** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
+export const PLUGIN_API_VERSION = '1.0.0';
+
+/**
+ * What a plugin module default-exports.
+ * @example
+ * export default definePlugin({
+ *   name: 'acme',
+ *   apiVersion: '^1.0.0',
+ *   create: (provider) => ({
+ *     native: {
+ *       endpoints: { chat_completions: `${provider.baseUrl}/chat/completions` },
+ *       headers: { authorization: `Bearer ${provider.apiKey}` },
+ *     },
+ *   }),
+ * });
+ */
+export interface PluginModule<Options = Record<string, unknown>> {
+  /** Kebab-case name, used in messages. */
+  readonly name: string;
+  /** Semver range of PLUGIN_API_VERSION this plugin works with, e.g. `^1.0.0`. */
+  readonly apiVersion: string;
+  /**
+   * Validates `providers[].options`. Any Standard Schema works (zod, valibot, arktype); issues are
+   * reported at their YAML path and stop start-up.
+   */
+  readonly optionsSchema?: StandardSchemaV1<unknown, Options>;
+  /** Builds one provider instance. Runs at start-up and for `check-config`: it must not do network I/O. */
+  create(provider: ProviderContext<Options>): ProviderPlugin | Promise<ProviderPlugin>;
+}
+
+/** One `providers[]` entry as the plugin sees it. */
+export interface ProviderContext<Options = Record<string, unknown>> {
+  /** `providers[].id`. */
+  readonly id: string;
+  /** `providers[].base_url` without a trailing slash, or undefined for the plugin's default. */
+  readonly baseUrl: string | undefined;
+  /** `providers[].api_key`, or undefined when none is configured. */
+  readonly apiKey: string | undefined;
+  readonly options: Options;
+  readonly log: PluginLogger;
+}
+
+/** A provider instance. It must offer at least one capability. */
+export interface ProviderPlugin {
+  readonly native?: NativeUpstream;
+  readonly translate?: Translator;
+  readonly invoke?: InProcessHandler;
+  /** Called once when the gateway shuts down. */
+  close?(): void | Promise<void>;
+}
+
+/**
+ * An upstream that speaks some endpoints' formats natively. The core forwards the client's bytes
+ * (only `model` may be rewritten to the route's upstream model) through http-proxy-3.
+ * @example
+ * { endpoints: { messages: 'https://api.anthropic.com/v1/messages' }, headers: { 'x-api-key': key } }
+ */
+export interface NativeUpstream {
+  /** Absolute upstream URL for each endpoint served natively; the client's query string is appended. */
+  readonly endpoints: Partial<Readonly<Record<Endpoint, string>>>;
+  /** Set on every upstream request: the provider's credential and fixed extras. */
+  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Client request headers to forward on top of the format's allowlist (lower-case names). The
+   * client's credentials, cookies and hop-by-hop headers are never forwarded, whatever is listed.
+   */
+  readonly forwardHeaders?: readonly string[];
+}
+
+/** A request as the client sent it, already validated. `body.model` is still the catalogue id. */
+export type ClientRequest =
+  | { readonly endpoint: 'messages'; readonly body: MessagesRequest; readonly stream: boolean }
+  | { readonly endpoint: 'count_tokens'; readonly body: CountTokensRequest; readonly stream: false }
+  | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean };
+
+/** Per-request facts a plugin may use. */
+export interface CallContext {
+  readonly requestId: string;
+  /** The catalogue model id the client asked for. */
+  readonly model: string;
+  /** The model name to use upstream (the route's `model`). */
+  readonly upstreamModel: string;
+  /** The format the client expects back. */
+  readonly clientFormat: WireFormat;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  readonly log: PluginLogger;
+}
+
+/** A complete response body in one of the two formats; the core converts it if the client's differs. */
+export type FormattedBody =
+  | { readonly format: 'messages'; readonly body: Message }
+  | { readonly format: 'chat'; readonly body: ChatCompletion };
+
+/**
+ * A response stream of typed events. The core frames them as SSE (and adds `[DONE]` for Chat).
+ * Throwing from the iterator ends the client's stream with an in-band error, never a clean end.
+ */
+export type FormattedStream =
+  | { readonly format: 'messages'; readonly events: AsyncIterable<MessagesStreamEvent> }
+  | { readonly format: 'chat'; readonly events: AsyncIterable<ChatCompletionChunk> };
+
+/** The answer to a `count_tokens` request. */
+export interface FormattedCount {
+  readonly format: 'count';
+  readonly body: TokenCount;
+}
+
+export type PluginResult = FormattedBody | FormattedStream | FormattedCount;
+
+/** Answers a request in-process. */
+export type InProcessHandler = (request: ClientRequest, ctx: CallContext) => Promise<PluginResult>;
+
+/** One server-sent event as the core decoded it. */
+export interface SseEvent {
+  readonly event: string | undefined;
+  readonly data: string;
+}
+
+/** The upstream request a translator wants sent. The core serialises `body` and sets content-length. */
+export interface UpstreamRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  readonly stream: boolean;
+}
+
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON, or the raw text when the body was not JSON. */
+  readonly body: unknown;
+}
+
+/** An error a translator maps an upstream failure to; the core renders it in the caller's format. */
+export interface PluginError {
+  readonly status: number;
+  readonly message: string;
+  /** `error.type`; derived from the status when omitted. */
+  readonly type?: string;
+}
+
+/**
+ * Maps between the client's format and an upstream that speaks the other one (issue #3).
+ * The shared converters in `src/formats/` do the format work; a plugin adds its upstream's quirks.
+ */
+export interface Translator {
+  /** Endpoints this plugin can serve by translation. */
+  readonly endpoints: readonly Endpoint[];
+  request(request: ClientRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
+  response(response: UpstreamResponse, ctx: CallContext): PluginResult | Promise<PluginResult>;
+  stream(events: AsyncIterable<SseEvent>, ctx: CallContext): FormattedStream;
+  /** Maps a non-2xx upstream answer; by default the status decides the error type. */
+  error?(response: UpstreamResponse, ctx: CallContext): PluginError;
+}
+
+/** The logger handed to plugins (a pino child logger carrying the provider id). */
+export interface PluginLogger {
+  debug(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+/**
+ * The Standard Schema interface (standardschema.dev, v1), copied as its spec asks so that no
+ * validation library is imposed on plugins.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (
+      value: unknown,
+    ) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+export declare namespace StandardSchemaV1 {
+  type Result<Output> =
+    | { readonly value: Output; readonly issues?: undefined }
+    | { readonly issues: readonly Issue[] };
+  interface Issue {
+    readonly message: string;
+    readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
+  }
+}
+
+/**
+ * Thrown from `create()` for a bad provider setting; start-up reports it at
+ * `providers[i].<field>`.
+ * @example
+ * throw new ProviderConfigError('base_url', 'must not end in /v1');
+ */
+export class ProviderConfigError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.name = 'ProviderConfigError';
+    this.field = field;
+  }
+}
+
+/**
+ * Identity helper that gives a plugin module its types.
+ * @example
+ * export default definePlugin<{ region: string }>({ name: 'acme', apiVersion: '^1.0.0', create: … });
+ */
+export function definePlugin<Options = Record<string, unknown>>(module: PluginModule<Options>): PluginModule<Options> {
+  return module;
+}

@@ -1,0 +1,177 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import semver from 'semver';
+import type { ProviderConfig } from '../config/types.ts';
+import { formatPath } from '../config/yaml-path.ts';
+import type { Logger } from '../log.ts';
+import {
+  PLUGIN_API_VERSION,
+  ProviderConfigError,
+  type Endpoint,
+  type PluginModule,
+  type ProviderPlugin,
+  type StandardSchemaV1,
+} from './api.ts';
+import { BUILTIN_PLUGINS } from './builtins.ts';
+
+/** A provider whose plugin loaded, validated its options and was created. */
+export interface LoadedProvider {
+  readonly config: ProviderConfig;
+  /** The plugin module's `name`. */
+  readonly pluginName: string;
+  readonly plugin: ProviderPlugin;
+}
+
+/** Start-up problems with plugins, each line naming its YAML path. */
+export class PluginLoadError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(problems.join('\n'));
+    this.name = 'PluginLoadError';
+    this.problems = problems;
+  }
+}
+
+const ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
+
+/**
+ * Loads every provider's plugin (built-in name, path relative to the YAML file, or npm package),
+ * checks it, validates its options and creates it. Collects every problem before failing.
+ */
+export async function loadProviders(
+  providers: readonly ProviderConfig[],
+  configDir: string,
+  log: Logger,
+): Promise<Map<string, LoadedProvider>> {
+  const loaded = new Map<string, LoadedProvider>();
+  const problems: string[] = [];
+  for (const config of providers) {
+    try {
+      loaded.set(config.id, await loadOne(config, configDir, log));
+    } catch (err) {
+      problems.push(...(err instanceof PluginLoadError ? err.problems : [`${config.yamlPath}.plugin: ${String(err)}`]));
+    }
+  }
+  if (problems.length > 0) throw new PluginLoadError(problems);
+  return loaded;
+}
+
+async function loadOne(config: ProviderConfig, configDir: string, log: Logger): Promise<LoadedProvider> {
+  const at = `${config.yamlPath}.plugin`;
+  const fail = (message: string): never => {
+    throw new PluginLoadError([`${at}: ${message}`]);
+  };
+  let exported: unknown;
+  try {
+    exported = await importPlugin(config.plugin, configDir);
+  } catch (err) {
+    fail(`cannot load "${config.plugin}": ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+  const module = pluginModuleOf(exported);
+  if (!module) {
+    return fail(`"${config.plugin}" is not a Junction plugin: its default export needs name, apiVersion and create()`);
+  }
+  if (semver.validRange(module.apiVersion) === null) {
+    fail(`plugin "${module.name}" declares an invalid apiVersion range "${module.apiVersion}"`);
+  }
+  if (!semver.satisfies(PLUGIN_API_VERSION, module.apiVersion)) {
+    fail(`plugin "${module.name}" needs plugin API ${module.apiVersion}; this gateway provides ${PLUGIN_API_VERSION}`);
+  }
+  const options = module.optionsSchema
+    ? await validateOptions(module.optionsSchema, config.options, `${config.yamlPath}.options`)
+    : config.options;
+  const pluginLog = log.child({ provider: config.id });
+  let plugin: unknown;
+  try {
+    plugin = await module.create({
+      id: config.id,
+      baseUrl: config.baseUrl,
+      apiKey: config.apiKey,
+      options,
+      log: pluginLog,
+    });
+  } catch (err) {
+    if (err instanceof ProviderConfigError) throw new PluginLoadError([`${config.yamlPath}.${err.field}: ${err.message}`]);
+    fail(`plugin "${module.name}" failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const problem = checkProviderPlugin(plugin);
+  if (problem !== null) fail(`plugin "${module.name}" returned an invalid provider: ${problem}`);
+  return { config, pluginName: module.name, plugin: plugin as ProviderPlugin };
+}
+
+async function importPlugin(spec: string, configDir: string): Promise<unknown> {
+  const builtin = BUILTIN_PLUGINS[spec];
+  if (builtin) return builtin();
+  if (spec.startsWith('./') || spec.startsWith('../') || path.isAbsolute(spec)) {
+    return import(pathToFileURL(path.resolve(configDir, spec)).href);
+  }
+  // A package name resolves from the config file's folder first (a plugin installed beside the
+  // deployment's YAML), then from the gateway's own node_modules.
+  let resolved: string | undefined;
+  try {
+    resolved = createRequire(path.join(configDir, 'junction.config.cjs')).resolve(spec);
+  } catch {
+    resolved = undefined;
+  }
+  return resolved === undefined ? import(spec) : import(pathToFileURL(resolved).href);
+}
+
+function pluginModuleOf(exported: unknown): PluginModule<unknown> | null {
+  const candidates = [isRecord(exported) ? exported['default'] : undefined, exported];
+  for (const candidate of candidates) {
+    if (
+      isRecord(candidate) &&
+      typeof candidate['name'] === 'string' &&
+      typeof candidate['apiVersion'] === 'string' &&
+      typeof candidate['create'] === 'function'
+    ) {
+      return candidate as unknown as PluginModule<unknown>;
+    }
+  }
+  return null;
+}
+
+async function validateOptions(schema: StandardSchemaV1, options: unknown, at: string): Promise<unknown> {
+  const result = await schema['~standard'].validate(options);
+  if (result.issues === undefined) return result.value;
+  throw new PluginLoadError(
+    result.issues.map((issue) => {
+      const keys = (issue.path ?? []).map((p) => (typeof p === 'object' ? p.key : p));
+      return `${at}${keys.length > 0 ? `.${formatPath(keys)}` : ''}: ${issue.message}`;
+    }),
+  );
+}
+
+/** Returns null for a valid provider plugin, else what is wrong with it. */
+function checkProviderPlugin(value: unknown): string | null {
+  if (!isRecord(value)) return 'create() must return an object';
+  const { native, translate, invoke } = value;
+  if (native === undefined && translate === undefined && invoke === undefined) {
+    return 'it offers none of native, translate or invoke';
+  }
+  if (invoke !== undefined && typeof invoke !== 'function') return 'invoke must be a function';
+  if (native !== undefined) {
+    if (!isRecord(native) || !isRecord(native['endpoints']) || !isRecord(native['headers'])) {
+      return 'native needs endpoints and headers objects';
+    }
+    for (const [endpoint, url] of Object.entries(native['endpoints'])) {
+      if (!ENDPOINTS.includes(endpoint as Endpoint)) return `native.endpoints has an unknown endpoint "${endpoint}"`;
+      if (typeof url !== 'string' || !/^https?:\/\//.test(url)) return `native.endpoints.${endpoint} must be an http(s) URL`;
+    }
+    for (const [name, headerValue] of Object.entries(native['headers'])) {
+      if (typeof headerValue !== 'string') return `native.headers.${name} must be a string`;
+    }
+  }
+  if (translate !== undefined) {
+    if (!isRecord(translate) || !Array.isArray(translate['endpoints'])) return 'translate needs an endpoints array';
+    for (const hook of ['request', 'response', 'stream'] as const) {
+      if (typeof translate[hook] !== 'function') return `translate.${hook} must be a function`;
+    }
+  }
+  return null;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,0 +1,158 @@
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import { Stream, type Writable } from 'node:stream';
+import { createProxyServer, type ProxyServer } from 'http-proxy-3';
+import { ERR, GatewayError } from '../errors.ts';
+import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
+import { replaceModel } from '../http/json-scan.ts';
+import type { GatewayContext } from '../http/state.ts';
+import { writeErrorResponse } from '../http/write-error.ts';
+import type { Logger } from '../log.ts';
+import type { NativeUpstream } from '../plugin-host/api.ts';
+import { streamErrorFrame } from '../sse/encode.ts';
+import { createUsageTap } from '../usage/tap.ts';
+import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFilter } from './headers.ts';
+
+/** One provider endpoint served natively, compiled once at start-up. */
+export interface NativeTarget {
+  readonly providerId: string;
+  readonly url: string;
+  readonly parsedUrl: URL;
+  readonly filterHeaders: RequestHeaderFilter;
+}
+
+export function compileNativeTarget(providerId: string, endpoint: Endpoint, native: NativeUpstream, url: string): NativeTarget {
+  return {
+    providerId,
+    url,
+    parsedUrl: new URL(url),
+    filterHeaders: createRequestHeaderFilter(FORMAT_OF[endpoint], native.forwardHeaders ?? [], native.headers),
+  };
+}
+
+/** The request body handed to http-proxy-3's `buffer` option: it only ever calls `pipe()`. */
+class BodySource extends Stream {
+  readonly #body: Buffer;
+  constructor(body: Buffer) {
+    super();
+    this.#body = body;
+  }
+  override pipe<T extends NodeJS.WritableStream>(destination: T): T {
+    (destination as unknown as Writable).end(this.#body);
+    return destination;
+  }
+}
+
+/**
+ * Native passthrough through one shared http-proxy-3 server. The client's bytes go upstream
+ * unchanged (read once, sent with the `buffer` option); only `model` is rewritten when the route
+ * names another upstream model. We handle the response ourselves (`selfHandleResponse`) to apply
+ * the header allowlist, read usage as bytes pass, and end a cut stream with an error rather than
+ * a clean end (http-proxy-3 leaves it hanging: engineering-notes.md).
+ */
+export class Passthrough {
+  readonly #proxy: ProxyServer;
+  readonly #log: Logger;
+  readonly #responders = new WeakMap<IncomingMessage, (proxyRes: IncomingMessage) => void>();
+  // http-proxy-3 defaults to `agent: false`, a new connection per request (2.3x slower here).
+  readonly #httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  readonly #httpsAgent = new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+
+  constructor(log: Logger) {
+    this.#log = log;
+    this.#proxy = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
+    this.#proxy.on('proxyRes', (proxyRes, req) => this.#responders.get(req)?.(proxyRes));
+    // Every web() call passes its own error callback; this listener only keeps a stray error
+    // from being thrown (http-proxy-3 throws when no listener exists).
+    this.#proxy.on('error', (err) => this.#log.warn({ err: err.message }, 'proxy error'));
+  }
+
+  serve(ctx: GatewayContext, target: NativeTarget): Promise<void> {
+    const { state, req, res } = ctx;
+    const { route, raw, scan, body } = state;
+    if (!route || !raw || !scan || !body) throw ERR.internal();
+    const bytes = route.upstreamModel === route.model.id ? raw : replaceModel(raw, scan, body, route.upstreamModel);
+    const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
+    // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
+    req.headers = target.filterHeaders(req.headers, bytes.length) as IncomingHttpHeaders;
+    state.outcome.kind = 'native';
+    ctx.respond = false;
+    return new Promise((resolve) => {
+      res.once('close', resolve);
+      this.#responders.set(req, (proxyRes) => this.#relay(ctx, target, proxyRes));
+      this.#proxy.web(
+        req,
+        res,
+        { target: url, agent: url.protocol === 'https:' ? this.#httpsAgent : this.#httpAgent, buffer: new BodySource(bytes) },
+        (err) => this.#failed(ctx, target, err),
+      );
+    });
+  }
+
+  #relay(ctx: GatewayContext, target: NativeTarget, proxyRes: IncomingMessage): void {
+    const { state, res } = ctx;
+    const status = proxyRes.statusCode ?? 502;
+    const endpoint = state.route?.endpoint ?? 'messages';
+    state.outcome.upstreamStatus = status;
+    state.outcome.firstByteMs = performance.now() - state.startedAt;
+    proxyRes.on('error', () => undefined); // reported through 'close' below
+    if (status === 401) {
+      // The provider refused the gateway's own key. Its body may echo part of that key
+      // (OpenAI does), and "invalid x-api-key" would mislead the client: report our error instead.
+      proxyRes.resume();
+      this.#log.error({ req_id: state.requestId, provider: target.providerId }, 'upstream rejected the provider API key');
+      writeErrorResponse(res, state.surface, ERR.upstreamRejectedCredentials(target.providerId), state.requestId);
+      return;
+    }
+    res.writeHead(status, filterResponseHeaders(proxyRes.headers));
+    const contentType = proxyRes.headers['content-type'];
+    const isSse = contentType?.startsWith('text/event-stream') === true;
+    const tap = status < 300 && endpoint !== 'count_tokens' ? createUsageTap(FORMAT_OF[endpoint], contentType) : null;
+    let atEventBoundary = true;
+    proxyRes.on('data', (chunk: Buffer) => {
+      tap?.push(chunk);
+      atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
+    });
+    proxyRes.on('close', () => {
+      const usage = tap?.finish();
+      if (usage) state.outcome.usage = usage;
+      if (proxyRes.complete) return;
+      state.outcome.error = res.destroyed ? 'client_disconnected' : 'upstream_interrupted';
+      this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
+    });
+    proxyRes.pipe(res);
+  }
+
+  #failed(ctx: GatewayContext, target: NativeTarget, err: Error): void {
+    const { state, res } = ctx;
+    this.#log.warn({ req_id: state.requestId, provider: target.providerId, err: err.message }, 'upstream request failed');
+    if (!res.headersSent) {
+      state.outcome.error = 'upstream_unreachable';
+      writeErrorResponse(res, state.surface, ERR.upstreamUnreachable(target.providerId), state.requestId);
+    }
+  }
+
+  /** A response cut after it started: a stream ends with an in-band error, a JSON body with a broken connection. */
+  #endInterrupted(
+    res: ServerResponse,
+    surface: GatewayContext['state']['surface'],
+    requestId: string,
+    target: NativeTarget,
+    isSse: boolean,
+    atEventBoundary: boolean,
+  ): void {
+    if (res.destroyed || res.writableEnded) return;
+    if (!isSse) {
+      res.destroy();
+      return;
+    }
+    const err: GatewayError = ERR.upstreamInterrupted(target.providerId);
+    // Close a half-written event first, so the error arrives as an event of its own.
+    res.end(`${atEventBoundary ? '' : '\n\n'}${streamErrorFrame(surface, err, requestId)}`);
+  }
+
+  close(): void {
+    this.#httpAgent.destroy();
+    this.#httpsAgent.destroy();
+  }
+}

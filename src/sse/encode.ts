@@ -1,0 +1,38 @@
+import { errorPayload, type GatewayError, type Surface } from '../errors.ts';
+
+/**
+ * SSE framing for both formats; the only place that writes `event:`/`data:` text.
+ * Messages: every event has an `event:` name equal to its data's `type` (protocol.md §A.8).
+ * Chat: data-only lines, ended by `data: [DONE]` (protocol.md §B.6).
+ */
+
+export function messagesEventFrame(event: { readonly type: string }): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export function chatChunkFrame(chunk: object): string {
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+export const CHAT_DONE_FRAME = 'data: [DONE]\n\n';
+
+/** A comment line: keeps idle intermediaries from closing a quiet stream; clients ignore it. */
+export const KEEPALIVE_COMMENT_FRAME = ': keepalive\n\n';
+
+/**
+ * The in-band error that ends a stream that already started. The SDKs raise only on
+ * `event: error` (Messages) or a `data: {"error":…}` line (Chat); a silent end reads as success
+ * (real-clients.md). A Chat stream that failed gets no `[DONE]`.
+ */
+export function streamErrorFrame(surface: Surface, err: GatewayError, requestId: string): string {
+  const data = JSON.stringify(errorPayload(surface, err, requestId));
+  return surface === 'messages' ? `event: error\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+}
+
+/** Response headers for an SSE stream we write ourselves. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  // Tells nginx-style buffering proxies to pass events through as they come.
+  'x-accel-buffering': 'no',
+};

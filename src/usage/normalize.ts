@@ -1,0 +1,68 @@
+import type { TokenUsage } from '../formats/wire.ts';
+
+/**
+ * Usage objects of both formats, read defensively (they come from upstreams), normalised to
+ * TokenUsage. Anthropic's input_tokens excludes cache reads and writes; OpenAI's prompt_tokens
+ * includes cached tokens (protocol.md §A.7, §B.5, §D.6).
+ */
+
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+
+export function emptyUsage(): TokenUsage {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+}
+
+/**
+ * Folds a Messages `usage` (from message_start, message_delta or a whole Message) into `into`.
+ * Fields are cumulative: present values overwrite, absent or null ones keep what was seen, as the
+ * SDK's MessageStream accumulator does (protocol.md §A.8, message_delta).
+ */
+export function applyMessagesUsage(into: TokenUsage, raw: unknown): void {
+  const usage = record(raw);
+  if (!usage) return;
+  if (usage['input_tokens'] != null) into.input = count(usage['input_tokens']);
+  if (usage['output_tokens'] != null) into.output = count(usage['output_tokens']);
+  if (usage['cache_read_input_tokens'] != null) into.cacheRead = count(usage['cache_read_input_tokens']);
+  if (usage['cache_creation_input_tokens'] != null) into.cacheWrite = count(usage['cache_creation_input_tokens']);
+  const details = record(usage['output_tokens_details']);
+  if (details?.['thinking_tokens'] != null) into.reasoning = count(details['thinking_tokens']);
+}
+
+/** Folds a Chat Completions `usage` into `into` (it arrives once, complete). */
+export function applyChatUsage(into: TokenUsage, raw: unknown): void {
+  const usage = record(raw);
+  if (!usage) return;
+  const promptDetails = record(usage['prompt_tokens_details']);
+  const completionDetails = record(usage['completion_tokens_details']);
+  const cached = count(promptDetails?.['cached_tokens']);
+  const cacheWrite = count(promptDetails?.['cache_write_tokens']);
+  into.input = Math.max(0, count(usage['prompt_tokens']) - cached - cacheWrite);
+  into.cacheRead = cached;
+  into.cacheWrite = cacheWrite;
+  into.output = count(usage['completion_tokens']);
+  into.reasoning = count(completionDetails?.['reasoning_tokens']);
+}
+
+/** Folds a Messages stream event: message_start has input usage, message_delta cumulative totals. */
+export function applyMessagesEvent(into: TokenUsage, event: Record<string, unknown>): boolean {
+  if (event['type'] === 'message_start') {
+    const message = record(event['message']);
+    if (message?.['usage'] === undefined) return false;
+    applyMessagesUsage(into, message['usage']);
+    return true;
+  }
+  if (event['type'] === 'message_delta' && event['usage'] !== undefined) {
+    applyMessagesUsage(into, event['usage']);
+    return true;
+  }
+  return false;
+}
+
+/** Folds a Chat chunk that carries usage (the `choices: []` chunk, or OpenRouter's with choices). */
+export function applyChatChunk(into: TokenUsage, chunk: Record<string, unknown>): boolean {
+  if (record(chunk['usage']) === undefined) return false;
+  applyChatUsage(into, chunk['usage']);
+  return true;
+}

@@ -1,0 +1,64 @@
+import type { Endpoint, TokenUsage } from '../formats/wire.ts';
+import type { Logger } from '../log.ts';
+
+/** Everything worth recording about one finished request. Never a key, a header value or prompt text. */
+export interface RequestRecord {
+  readonly requestId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly durationMs: number;
+  readonly keyName?: string;
+  readonly endpoint?: Endpoint;
+  readonly model?: string;
+  readonly provider?: string;
+  readonly upstreamModel?: string;
+  readonly kind?: string;
+  readonly upstreamStatus?: number;
+  readonly firstByteMs?: number;
+  readonly usage?: TokenUsage;
+  readonly errorCode?: string;
+}
+
+/** Where request records go. One sink for now (the request log); the ledger joins in issue #4. */
+export interface UsageSink {
+  record(entry: RequestRecord): void;
+}
+
+/** Writes each record as one structured log line. */
+export class LogUsageSink implements UsageSink {
+  readonly #log: Logger;
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  record(entry: RequestRecord): void {
+    this.#log.info(
+      {
+        req_id: entry.requestId,
+        method: entry.method,
+        path: entry.path,
+        status: entry.status,
+        ms: round(entry.durationMs),
+        key_name: entry.keyName,
+        model: entry.model,
+        provider: entry.provider,
+        upstream_model: entry.upstreamModel,
+        route: entry.kind,
+        upstream_status: entry.upstreamStatus,
+        ttfb_ms: entry.firstByteMs === undefined ? undefined : round(entry.firstByteMs),
+        tokens: entry.usage && {
+          input: entry.usage.input,
+          output: entry.usage.output,
+          cache_read: entry.usage.cacheRead,
+          cache_write: entry.usage.cacheWrite,
+          reasoning: entry.usage.reasoning,
+        },
+        error: entry.errorCode,
+      },
+      'request',
+    );
+  }
+}
+
+const round = (ms: number): number => Math.round(ms * 100) / 100;

@@ -1,0 +1,118 @@
+import type { TokenUsage, WireFormat } from '../formats/wire.ts';
+import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from './normalize.ts';
+
+/**
+ * Reads token usage from a response as its bytes pass to the client, without changing them.
+ *
+ * SSE: only `data:` lines that contain the bytes `"usage"` are parsed; everything else is skipped
+ * with Buffer#indexOf. In event payloads a literal `"usage"` inside text is JSON-escaped
+ * (`\"usage\"`), so only real keys match. JSON: the body is kept (up to a cap) and parsed once.
+ */
+export interface UsageTap {
+  push(chunk: Buffer): void;
+  /** The usage seen, or undefined when the response carried none. */
+  finish(): TokenUsage | undefined;
+}
+
+const USAGE = Buffer.from('"usage"');
+const DATA = Buffer.from('data:');
+const NEWLINE = 0x0a;
+/** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
+const MAX_BUFFERED = 8 * 1024 * 1024;
+
+export function createUsageTap(format: WireFormat, contentType: string | undefined): UsageTap {
+  const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;
+  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply) : new JsonUsageTap(format);
+}
+
+type Apply = (usage: TokenUsage, event: Record<string, unknown>) => boolean;
+
+class SseUsageTap implements UsageTap {
+  readonly #apply: Apply;
+  readonly #usage = emptyUsage();
+  #seen = false;
+  /** The unfinished last line of the previous chunk. */
+  #carry: Buffer | null = null;
+
+  constructor(apply: Apply) {
+    this.#apply = apply;
+  }
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    if (this.#carry !== null) {
+      const newline = chunk.indexOf(NEWLINE);
+      if (newline === -1) {
+        this.#carry = this.#carry.length + chunk.length > MAX_BUFFERED ? null : Buffer.concat([this.#carry, chunk]);
+        return;
+      }
+      this.#line(Buffer.concat([this.#carry, chunk.subarray(0, newline)]));
+      this.#carry = null;
+      start = newline + 1;
+    }
+    let hit = chunk.indexOf(USAGE, start);
+    while (hit !== -1) {
+      const lineStart = Math.max(start, chunk.lastIndexOf(NEWLINE, hit) + 1);
+      const lineEnd = chunk.indexOf(NEWLINE, hit);
+      if (lineEnd === -1) {
+        this.#carry = Buffer.from(chunk.subarray(lineStart));
+        return;
+      }
+      this.#line(chunk.subarray(lineStart, lineEnd));
+      start = lineEnd + 1;
+      hit = chunk.indexOf(USAGE, start);
+    }
+    const lastNewline = chunk.lastIndexOf(NEWLINE);
+    const tail = Math.max(start, lastNewline + 1);
+    if (tail < chunk.length) this.#carry = Buffer.from(chunk.subarray(tail));
+  }
+
+  #line(line: Buffer): void {
+    if (line.indexOf(USAGE) === -1 || line.compare(DATA, 0, DATA.length, 0, DATA.length) !== 0) return;
+    let event: unknown;
+    try {
+      event = JSON.parse(line.toString('utf8', DATA.length));
+    } catch {
+      return; // a malformed line is the stream's problem, reported elsewhere; it carries no usage
+    }
+    if (typeof event === 'object' && event !== null && this.#apply(this.#usage, event as Record<string, unknown>)) {
+      this.#seen = true;
+    }
+  }
+
+  finish(): TokenUsage | undefined {
+    if (this.#carry !== null) this.#line(this.#carry);
+    this.#carry = null;
+    return this.#seen ? this.#usage : undefined;
+  }
+}
+
+class JsonUsageTap implements UsageTap {
+  readonly #format: WireFormat;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(format: WireFormat) {
+    this.#format = format;
+  }
+
+  push(chunk: Buffer): void {
+    this.#size += chunk.length;
+    if (this.#size <= MAX_BUFFERED) this.#chunks.push(chunk);
+  }
+
+  finish(): TokenUsage | undefined {
+    if (this.#size > MAX_BUFFERED || this.#chunks.length === 0) return undefined;
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(this.#chunks).toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    if (typeof body !== 'object' || body === null || !('usage' in body)) return undefined;
+    const usage = emptyUsage();
+    if (this.#format === 'messages') applyMessagesUsage(usage, body.usage);
+    else applyChatUsage(usage, body.usage);
+    return usage;
+  }
+}

@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { ConfigError, parseConfig } from '../../src/config/load.ts';
+
+const FILE = '/etc/junction/gateway.yaml';
+
+function problems(yaml: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(yaml, FILE, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error('expected the config to be refused');
+}
+
+// The exact shape from issue #2: it must load.
+const ISSUE_SHAPE = `
+server: { host: 127.0.0.1, port: 8080 }
+storage: { url: sqlite://data/junction.db }
+auth:
+  key_prefix: sk-jct-
+  keys:
+    - { name: alice, key: "\${ALICE_KEY}", balance_usd: 100 }
+    - { name: ci, key_sha256: "${'ab'.repeat(32)}", models: ["gpt-*", "claude-*"] }
+providers:
+  - { id: anthropic, plugin: anthropic, base_url: https://api.anthropic.com, api_key: "\${ANTHROPIC_API_KEY:-}" }
+  - { id: openai, plugin: openai, base_url: https://api.openai.com/v1, api_key: "\${OPENAI_API_KEY:-}" }
+  - { id: acme, plugin: ./my-plugins/acme.js, options: { region: eu } }
+models:
+  - id: claude-sonnet-4-5
+    name: Claude Sonnet 4.5
+    routes: [{ provider: anthropic, model: claude-sonnet-4-5-20250929 }]
+    pricing: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
+    context_length: 200000
+    max_output_tokens: 64000
+    input_modalities: [text, image]
+    output_modalities: [text]
+`;
+
+describe('config loading', () => {
+  it('loads the exact YAML shape of issue #2', () => {
+    const config = parseConfig(ISSUE_SHAPE, FILE, { ALICE_KEY: 'sk-jct-alice-secret-000000', OPENAI_API_KEY: 'sk-o' });
+    expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8080, maxBodyBytes: 32 * 1048576 });
+    expect(config.storage.url).to.equal('sqlite:///etc/junction/data/junction.db');
+    expect(config.auth.keyPrefix).to.equal('sk-jct-');
+    expect(config.auth.keys[0]).to.include({ name: 'alice', balanceUsd: 100, models: null });
+    expect(config.auth.keys[0]?.sha256).to.match(/^[0-9a-f]{64}$/);
+    expect(config.auth.keys[1]).to.deep.include({ name: 'ci', sha256: 'ab'.repeat(32), models: ['gpt-*', 'claude-*'] });
+    expect(config.providers.map((p) => p.id)).to.deep.equal(['anthropic', 'openai', 'acme']);
+    expect(config.providers[2]?.options).to.deep.equal({ region: 'eu' });
+    const model = config.models[0];
+    expect(model?.routes).to.deep.equal([{ provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' }]);
+    expect(model?.pricing).to.deep.include({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 });
+    expect(model).to.include({ contextLength: 200000, maxOutputTokens: 64000, name: 'Claude Sonnet 4.5' });
+  });
+
+  it('keeps no plaintext key in the loaded config', () => {
+    const config = parseConfig(ISSUE_SHAPE, FILE, { ALICE_KEY: 'sk-jct-alice-secret-000000' });
+    expect(JSON.stringify(config)).not.to.include('sk-jct-alice-secret-000000');
+  });
+
+  it('interpolates ${VAR} and ${VAR:-default}, and marks a provider whose key came out empty', () => {
+    const config = parseConfig(ISSUE_SHAPE, FILE, { ALICE_KEY: 'sk-jct-alice-secret-000000', OPENAI_API_KEY: 'sk-o' });
+    const anthropic = config.providers[0];
+    expect(anthropic?.apiKey).to.equal(undefined);
+    expect(anthropic?.missingKeyVariables).to.deep.equal(['ANTHROPIC_API_KEY']);
+    expect(config.providers[1]).to.include({ apiKey: 'sk-o', missingKeyVariables: null });
+    // A provider with no api_key at all needs none (a local vLLM, the mock).
+    expect(config.providers[2]).to.include({ apiKey: undefined, missingKeyVariables: null });
+  });
+
+  it('treats ${VAR:-default} like the shell: the default also replaces an empty value', () => {
+    const yaml = 'server: { host: "${HOST:-0.0.0.0}", port: "${PORT:-9090}" }';
+    expect(parseConfig(yaml, FILE, { HOST: '' }).server).to.include({ host: '0.0.0.0', port: 9090 });
+    expect(parseConfig(yaml, FILE, { PORT: '7000' }).server.port).to.equal(7000);
+  });
+
+  it('keeps $${ as a literal ${', () => {
+    const yaml = 'auth: { keys: [{ name: a, key: "sk-jct-$${literal}-0123456789" }] }';
+    const withLiteral = parseConfig(yaml, FILE, {});
+    const plain = parseConfig('auth: { keys: [{ name: a, key: "sk-jct-${literal}-0123456789" }] }', FILE, { literal: '${literal}' });
+    expect(withLiteral.auth.keys[0]?.sha256).to.equal(plain.auth.keys[0]?.sha256);
+  });
+
+  it('reports a missing ${VAR} without default at its YAML path', () => {
+    expect(problems(ISSUE_SHAPE)).to.deep.equal([
+      'auth.keys[0].key: environment variable ALICE_KEY is not set (write ${ALICE_KEY:-} to allow it to be empty) (line 7)',
+    ]);
+  });
+
+  it('names the YAML path of an unknown provider, with a suggestion', () => {
+    const yaml = ISSUE_SHAPE.replace('routes: [{ provider: anthropic,', 'routes: [{ provider: antropic,');
+    const found = problems(yaml, { ALICE_KEY: 'sk-jct-alice-secret-000000' });
+    expect(found).to.have.length(1);
+    expect(found[0]).to.match(/^models\[0\]\.routes\[0\]\.provider: unknown provider "antropic" \(did you mean "anthropic"\?\)/);
+  });
+
+  it('rejects unknown keys everywhere, naming the path and the closest known key', () => {
+    const yaml = `
+server: { hots: 1.2.3.4 }
+providers:
+  - { id: a, plugin: mock, api_kye: x }
+models:
+  - { id: m, routes: [{ provider: a }], pricing: { input: 1, output: 2, cache_reed: 1 } }
+`;
+    expect(problems(yaml)).to.deep.equal([
+      'server.hots: unknown key (did you mean "host"?) (line 2)',
+      'providers[0].api_kye: unknown key (did you mean "api_key"?) (line 4)',
+      'models[0].pricing.cache_reed: unknown key (did you mean "cache_read"?) (line 6)',
+    ]);
+  });
+
+  it('lists every problem at once, each with its path', () => {
+    const yaml = `
+server: { port: 70000 }
+auth:
+  keys:
+    - { name: short, key: abc }
+    - { name: both, key: sk-jct-0123456789abcdef, key_sha256: "${'0'.repeat(64)}" }
+providers:
+  - { id: p, plugin: mock, base_url: "ftp://x" }
+models:
+  - { id: m, routes: [], pricing: { input: -1 } }
+`;
+    const found = problems(yaml);
+    expect(found).to.include.members([
+      'server.port: must be <= 65535 (line 2)',
+      'auth.keys[0].key: a key must be at least 16 characters (line 5)',
+      'auth.keys[1]: set exactly one of key or key_sha256 (line 6)',
+      'providers[0].base_url: must be an http:// or https:// URL (line 8)',
+      'models[0].routes: must have at least 1 item (line 10)',
+      'models[0].pricing.input: must be >= 0 (line 10)',
+      'models[0].pricing.output: is required (line 10)',
+    ]);
+  });
+
+  it('refuses duplicate ids and duplicate keys without printing the key', () => {
+    const yaml = `
+auth:
+  keys:
+    - { name: a, key: sk-jct-same-key-0123456789 }
+    - { name: b, key: sk-jct-same-key-0123456789 }
+providers:
+  - { id: p, plugin: mock }
+  - { id: p, plugin: mock }
+models:
+  - { id: m, routes: [{ provider: p }], pricing: { input: 1, output: 1 } }
+  - { id: m, routes: [{ provider: p }], pricing: { input: 1, output: 1 } }
+`;
+    const found = problems(yaml);
+    expect(found).to.deep.equal([
+      'providers[1].id: duplicate id "p" (first at providers[0]) (line 8)',
+      'models[1].id: duplicate id "m" (first at models[0]) (line 11)',
+      'auth.keys[1].key: duplicate key (first at auth.keys[0]) (line 5)',
+    ]);
+    expect(found.join('\n')).not.to.include('same-key');
+  });
+
+  it('reports YAML syntax errors with their line', () => {
+    const found = problems('server:\n  host: [unclosed\n');
+    expect(found[0]).to.match(/^line \d+: /);
+  });
+
+  it('applies defaults for an empty file', () => {
+    const config = parseConfig('', FILE, {});
+    expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8080, maxBodyBytes: 32 * 1048576 });
+    expect(config.auth.keyPrefix).to.equal('sk-jct-');
+    expect(config.storage.url).to.equal(`sqlite://${path.resolve('/etc/junction', 'data/junction.db')}`);
+  });
+
+  it('keeps sqlite:///absolute and :memory: storage URLs as written', () => {
+    expect(parseConfig('storage: { url: "sqlite:///var/lib/j.db" }', FILE, {}).storage.url).to.equal('sqlite:///var/lib/j.db');
+    expect(parseConfig('storage: { url: "sqlite://:memory:" }', FILE, {}).storage.url).to.equal('sqlite://:memory:');
+    expect(problems('storage: { url: "mysql://x" }')[0]).to.match(/^storage\.url: must be sqlite/);
+  });
+
+  it('defaults a route model to the model id and a display name to the id', () => {
+    const config = parseConfig(
+      'providers: [{ id: p, plugin: mock }]\nmodels: [{ id: m1, routes: [{ provider: p }], pricing: { input: 0, output: 0 } }]',
+      FILE,
+      {},
+    );
+    expect(config.models[0]).to.deep.include({ name: 'm1', routes: [{ provider: 'p', model: 'm1' }] });
+  });
+});

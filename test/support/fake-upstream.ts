@@ -1,0 +1,177 @@
+import { readFileSync } from 'node:fs';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A loopback upstream that speaks both formats, streamed or not, from recorded-format fixtures:
+ * Anthropic Messages at /v1/messages(+/count_tokens), OpenAI Chat Completions at
+ * /v1/chat/completions. It records every request byte for byte, and tests can script replies.
+ */
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly rawHeaders: readonly string[];
+  readonly body: Buffer;
+  /** The client port of the connection, to observe keep-alive reuse. */
+  readonly remotePort: number;
+  json(): Record<string, unknown>;
+}
+
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string | string[]>;
+  /** A JSON body (object) or raw text. */
+  body?: unknown;
+  /** SSE text, written one event at a time. */
+  sse?: string;
+  /** Destroy the socket after this many SSE events (an upstream reset mid-stream). */
+  resetAfterEvents?: number;
+  /** Never answer (a stalled upstream). */
+  hang?: boolean;
+  /** Delay before answering. */
+  delayMs?: number;
+}
+
+export type Script = (req: RecordedRequest) => Reply | undefined;
+
+const fixture = (path: string): string => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
+
+export const FIXTURES = {
+  anthropicText: () => fixture('anthropic/text.json'),
+  anthropicTextSse: () => fixture('anthropic/text.sse'),
+  anthropicToolJson: () => fixture('anthropic/thinking-tool.json'),
+  anthropicToolSse: () => fixture('anthropic/thinking-tool.sse'),
+  anthropicCount: () => fixture('anthropic/count-tokens.json'),
+  openaiText: () => fixture('openai/text.json'),
+  openaiTextSse: () => fixture('openai/text.sse'),
+  openaiToolJson: () => fixture('openai/tool-call.json'),
+  openaiToolSse: () => fixture('openai/tool-call.sse'),
+};
+
+/** Headers a real provider sends that must never reach the client. */
+export const UPSTREAM_SECRET_HEADERS: Readonly<Record<string, string | string[]>> = {
+  'anthropic-organization-id': 'org-secret-1234',
+  'openai-organization': 'org-secret-1234',
+  'set-cookie': ['__cf_bm=secret; path=/'],
+  'x-upstream-secret': 'secret',
+  server: 'fake-upstream/1.0',
+  'anthropic-ratelimit-requests-limit': '50',
+};
+
+export class FakeUpstream {
+  readonly requests: RecordedRequest[] = [];
+  #script: Script | undefined;
+  readonly #server: http.Server;
+  readonly #sockets = new Set<Socket>();
+  #port = 0;
+
+  constructor() {
+    this.#server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const recorded: RecordedRequest = {
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          rawHeaders: req.rawHeaders,
+          body,
+          remotePort: req.socket.remotePort ?? 0,
+          json: () => JSON.parse(body.toString('utf8')) as Record<string, unknown>,
+        };
+        this.requests.push(recorded);
+        const reply = this.#script?.(recorded) ?? defaultReply(recorded);
+        void respond(res, reply);
+      });
+    });
+    this.#server.on('connection', (socket) => {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.#port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.#port = (this.#server.address() as AddressInfo).port;
+    return this;
+  }
+
+  /** Replaces the default replies; return undefined from the script to fall back to them. */
+  script(script: Script | undefined): void {
+    this.#script = script;
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.#script = undefined;
+  }
+
+  last(): RecordedRequest {
+    const last = this.requests.at(-1);
+    if (!last) throw new Error('the upstream received no request');
+    return last;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+function defaultReply(req: RecordedRequest): Reply {
+  const path = req.url.split('?')[0];
+  const base = { ...UPSTREAM_SECRET_HEADERS };
+  if (path === '/v1/messages/count_tokens') {
+    return { headers: { ...base, 'request-id': 'req_upstream_count' }, body: FIXTURES.anthropicCount() };
+  }
+  const body = req.json();
+  const stream = body['stream'] === true;
+  const tooled = Array.isArray(body['tools']) && body['tools'].length > 0;
+  if (path === '/v1/messages') {
+    const headers = { ...base, 'request-id': 'req_upstream_msg' };
+    if (stream) return { headers, sse: tooled || body['thinking'] ? FIXTURES.anthropicToolSse() : FIXTURES.anthropicTextSse() };
+    return { headers, body: tooled || body['thinking'] ? FIXTURES.anthropicToolJson() : FIXTURES.anthropicText() };
+  }
+  if (path === '/v1/chat/completions') {
+    const headers = { ...base, 'x-request-id': 'req_upstream_chat' };
+    if (!stream) return { headers, body: tooled ? FIXTURES.openaiToolJson() : FIXTURES.openaiText() };
+    let sse = tooled ? FIXTURES.openaiToolSse() : FIXTURES.openaiTextSse();
+    const options = body['stream_options'] as { include_usage?: boolean } | undefined;
+    // As OpenAI does: the usage chunk comes only when asked for (protocol.md §B.6).
+    if (options?.include_usage !== true) sse = sse.split('\n\n').filter((e) => !e.includes('"choices":[]')).join('\n\n');
+    return { headers, sse };
+  }
+  return { status: 404, body: { error: { message: `fake upstream: no route ${path}` } } };
+}
+
+async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
+  if (reply.hang) return;
+  if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+  const status = reply.status ?? 200;
+  if (reply.sse !== undefined) {
+    res.writeHead(status, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...reply.headers });
+    const events = reply.sse.split(/(?<=\n\n)/);
+    let sent = 0;
+    for (const event of events) {
+      if (reply.resetAfterEvents !== undefined && sent >= reply.resetAfterEvents) {
+        res.socket?.destroy();
+        return;
+      }
+      res.write(event);
+      sent++;
+      await new Promise((r) => setImmediate(r));
+    }
+    res.end();
+    return;
+  }
+  const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
+  res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
+  res.end(text);
+}

@@ -1,0 +1,118 @@
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { parseConfig } from '../../src/config/load.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
+
+/** Keys used across the tests. Long enough for the config's 16-character minimum. */
+export const KEYS = {
+  alice: 'sk-jct-alice-0123456789abcdef',
+  restricted: 'sk-jct-restricted-0123456789ab',
+  hashed: 'sk-jct-hashed-0123456789abcdef',
+} as const;
+
+/** Provider credentials the fake upstream should see, and the client must never see. */
+export const PROVIDER_KEYS = { anthropic: 'sk-ant-PROVIDER-SECRET-1', openai: 'sk-proj-PROVIDER-SECRET-2' } as const;
+
+export const TEST_DIR = path.dirname(fileURLToPath(new URL('.', import.meta.url)));
+
+/** A config wired to a fake upstream: one native route per format, plus the mock. */
+export function standardConfig(upstreamUrl: string, extra = ''): string {
+  return `
+log: { level: info }
+auth:
+  keys:
+    - { name: alice, key: "${KEYS.alice}", balance_usd: 100 }
+    - { name: restricted, key: "${KEYS.restricted}", models: ["gpt-*", "demo"] }
+providers:
+  - { id: anthropic, plugin: anthropic, base_url: "${upstreamUrl}", api_key: "${PROVIDER_KEYS.anthropic}" }
+  - { id: openai, plugin: openai, base_url: "${upstreamUrl}/v1", api_key: "${PROVIDER_KEYS.openai}" }
+  - { id: mock, plugin: mock }
+models:
+  - id: claude-sonnet-4-5
+    name: Claude Sonnet 4.5
+    routes: [{ provider: anthropic, model: claude-sonnet-4-5-20250929 }]
+    pricing: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
+    context_length: 200000
+    max_output_tokens: 64000
+    input_modalities: [text, image]
+  - id: claude-same
+    routes: [{ provider: anthropic }]
+    pricing: { input: 3, output: 15 }
+  - id: gpt-4o
+    name: GPT-4o
+    routes: [{ provider: openai, model: gpt-4o-2024-08-06 }]
+    pricing: { input: 2.5, output: 10, cache_read: 1.25 }
+  - id: gpt-same
+    routes: [{ provider: openai }]
+    pricing: { input: 2.5, output: 10 }
+  - id: demo
+    routes: [{ provider: mock }]
+    pricing: { input: 0, output: 0 }
+${extra}`;
+}
+
+/** Collects the gateway's log lines as parsed objects. */
+export class LogCapture extends Writable {
+  readonly lines: Record<string, unknown>[] = [];
+  readonly raw: string[] = [];
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      this.raw.push(line);
+      this.lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+    callback();
+  }
+  /** Request lines (one per finished request). */
+  requests(): Record<string, unknown>[] {
+    return this.lines.filter((l) => l['msg'] === 'request');
+  }
+}
+
+export interface TestGateway {
+  readonly url: string;
+  readonly gateway: Gateway;
+  readonly logs: LogCapture;
+  close(): Promise<void>;
+  /** Waits until `n` request lines were logged (the line is written when the response ends). */
+  requestLogs(n?: number): Promise<Record<string, unknown>[]>;
+}
+
+export async function startGateway(
+  yaml: string,
+  options: { env?: NodeJS.ProcessEnv; dir?: string } = {},
+): Promise<TestGateway> {
+  const file = path.join(options.dir ?? TEST_DIR, 'gateway.test.yaml');
+  const config = parseConfig(yaml, file, options.env ?? {});
+  const logs = new LogCapture();
+  const gateway = await createGateway(config, { logDestination: logs });
+  const address = await gateway.listen('127.0.0.1', 0);
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    gateway,
+    logs,
+    close: () => gateway.close(),
+    async requestLogs(n = 1) {
+      for (let i = 0; i < 200 && logs.requests().length < n; i++) await new Promise((r) => setTimeout(r, 5));
+      return logs.requests();
+    },
+  };
+}
+
+/** A plain fetch against the gateway. */
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<{ status: number; headers: Headers; text: string; json: () => Record<string, unknown> }> {
+  const res = await fetch(url, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers: { 'content-type': 'application/json', ...init.headers },
+    ...(init.body !== undefined && { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, unknown> };
+}
+
+export const MESSAGES_HEADERS = { 'x-api-key': KEYS.alice, 'anthropic-version': '2023-06-01' } as const;
+export const CHAT_HEADERS = { authorization: `Bearer ${KEYS.alice}` } as const;
