@@ -44,15 +44,16 @@ async function serve(args: readonly string[]): Promise<number | null> {
   const gateway = await createGateway(config);
   const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  process.stderr.write(
-    `junction listening on http://${host}:${address.port} (${config.models.length} models, ${config.providers.length} providers, ${values.config})\n`,
-  );
+  const lines = [
+    `junction listening on http://${host}:${address.port} (${config.models.length} models, ${config.providers.length} providers, ${values.config})`,
+  ];
   for (const provider of config.providers) {
     if (provider.missingKeyVariables !== null) {
       const vars = provider.missingKeyVariables.join(' or ') || `${provider.yamlPath}.api_key`;
-      process.stderr.write(`  provider "${provider.id}" has no API key: set ${vars}; its models answer 503 until then\n`);
+      lines.push(`  provider "${provider.id}" has no API key: set ${vars}; its models answer 503 until then`);
     }
   }
+  process.stderr.write(`${lines.join('\n')}\n`);
   const stop = (signal: string): void => {
     process.stderr.write(`junction: ${signal} received, shutting down\n`);
     void gateway.close().then(() => process.exit(0));

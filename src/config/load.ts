@@ -50,8 +50,10 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv, 
 
   const { value, issues, references } = interpolate(doc.toJS() ?? {}, env);
   const parsed = configSchema.safeParse(value, { error: issueMessage });
-  if (!parsed.success) {
-    const schemaIssues = flattenIssues(parsed.error).map((issue) => {
+  // References between sections are checked even when the schema fails, so one run lists every problem.
+  const crossIssues = checkReferences(value);
+  if (!parsed.success || issues.length > 0 || crossIssues.length > 0) {
+    const schemaIssues = parsed.success ? [] : flattenIssues(parsed.error).map((issue) => {
       const last = issue.path[issue.path.length - 1];
       const hint = issue.message === 'unknown key' && typeof last === 'string' ? suggest(last, KNOWN_KEYS) : undefined;
       return {
@@ -61,11 +63,9 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv, 
     });
     // A variable that was not set already explains whatever else is wrong with its value.
     const explained = new Set(issues.map((issue) => formatPath(issue.path)));
-    const rest = schemaIssues.filter((issue) => !explained.has(formatPath(issue.path)));
+    const rest = [...schemaIssues, ...crossIssues].filter((issue) => !explained.has(formatPath(issue.path)));
     throw new ConfigError(file, [...issues, ...rest].map(where));
   }
-  const crossIssues = [...issues, ...checkReferences(parsed.data)];
-  if (crossIssues.length > 0) throw new ConfigError(file, crossIssues.map(where));
   return build(parsed.data, file, references, modified);
 }
 
@@ -84,13 +84,26 @@ function lineOf(doc: YAML.Document, counter: YAML.LineCounter, at: readonly Path
   return undefined;
 }
 
-/** Cross-field rules zod cannot express: unique ids and references between sections. */
-function checkReferences(raw: RawConfig): ConfigIssue[] {
+/**
+ * Cross-field rules zod cannot express: unique ids and references between sections. It reads the
+ * interpolated tree loosely, so it also runs when the schema found problems elsewhere.
+ */
+function checkReferences(tree: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const duplicates = <T>(items: readonly T[], id: (t: T) => string, section: PathSegment[], field: string) => {
+  const root = asRecord(tree);
+  const providers = asArray(root['providers']).map(asRecord);
+  const models = asArray(root['models']).map(asRecord);
+  const keys = asArray(asRecord(root['auth'])['keys']).map(asRecord);
+  const duplicates = (
+    items: Record<string, unknown>[],
+    id: (item: Record<string, unknown>) => unknown,
+    section: PathSegment[],
+    field: string,
+  ) => {
     const seen = new Map<string, number>();
     items.forEach((item, index) => {
       const value = id(item);
+      if (typeof value !== 'string') return;
       const first = seen.get(value);
       if (first === undefined) seen.set(value, index);
       else {
@@ -101,31 +114,37 @@ function checkReferences(raw: RawConfig): ConfigIssue[] {
       }
     });
   };
-  duplicates(raw.providers, (p) => p.id, ['providers'], 'id');
-  duplicates(raw.models, (m) => m.id, ['models'], 'id');
-  duplicates(raw.auth.keys, (k) => k.name, ['auth', 'keys'], 'name');
-  duplicates(raw.auth.keys, digestOf, ['auth', 'keys'], 'key');
+  duplicates(providers, (p) => p['id'], ['providers'], 'id');
+  duplicates(models, (m) => m['id'], ['models'], 'id');
+  duplicates(keys, (k) => k['name'], ['auth', 'keys'], 'name');
+  duplicates(keys, digestOf, ['auth', 'keys'], 'key');
 
-  const providerIds = new Set(raw.providers.map((p) => p.id));
-  raw.models.forEach((model, m) =>
-    model.routes.forEach((route, r) => {
-      if (providerIds.has(route.provider)) return;
-      const hint = suggest(route.provider, providerIds);
+  const providerIds = new Set(providers.map((p) => p['id']).filter((id): id is string => typeof id === 'string'));
+  models.forEach((model, m) =>
+    asArray(model['routes']).forEach((route, r) => {
+      const provider = asRecord(route)['provider'];
+      if (typeof provider !== 'string' || providerIds.has(provider)) return;
+      const hint = suggest(provider, providerIds);
       issues.push({
         path: ['models', m, 'routes', r, 'provider'],
-        message: `unknown provider "${route.provider}"${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`,
+        message: `unknown provider "${provider}"${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`,
       });
     }),
   );
-  const storage = raw.storage.url;
-  if (!/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/.test(storage)) {
+  const storage = asRecord(root['storage'])['url'];
+  if (typeof storage === 'string' && !/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/.test(storage)) {
     issues.push({ path: ['storage', 'url'], message: 'must be sqlite://<path>, sqlite://:memory: or postgres://…' });
   }
   return issues;
 }
 
-function digestOf(key: RawConfig['auth']['keys'][number]): string {
-  return key.key_sha256?.toLowerCase() ?? createHash('sha256').update(key.key ?? '').digest('hex');
+const asRecord = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+function digestOf(key: { readonly key?: unknown; readonly key_sha256?: unknown }): string | undefined {
+  if (typeof key.key_sha256 === 'string') return key.key_sha256.toLowerCase();
+  return typeof key.key === 'string' ? createHash('sha256').update(key.key).digest('hex') : undefined;
 }
 
 function resolveStorage(url: string, dir: string): string {
@@ -144,7 +163,7 @@ function build(
   const dir = path.dirname(file);
   const keys: StaticKeyConfig[] = raw.auth.keys.map((k) => ({
     name: k.name,
-    sha256: digestOf(k),
+    sha256: digestOf(k) ?? '',
     balanceUsd: k.balance_usd ?? null,
     models: k.models ?? null,
   }));

@@ -7,8 +7,8 @@ import { formatPath } from '../config/yaml-path.ts';
 import type { Logger } from '../log.ts';
 import {
   PLUGIN_API_VERSION,
-  ProviderConfigError,
   type Endpoint,
+  type ProviderConfigError,
   type PluginModule,
   type ProviderPlugin,
   type StandardSchemaV1,
@@ -92,7 +92,7 @@ async function loadOne(config: ProviderConfig, configDir: string, log: Logger): 
       log: pluginLog,
     });
   } catch (err) {
-    if (err instanceof ProviderConfigError) throw new PluginLoadError([`${config.yamlPath}.${err.field}: ${err.message}`]);
+    if (isProviderConfigError(err)) throw new PluginLoadError([`${config.yamlPath}.${err.field}: ${err.message}`]);
     fail(`plugin "${module.name}" failed to start: ${err instanceof Error ? err.message : String(err)}`);
   }
   const problem = checkProviderPlugin(plugin);
@@ -170,6 +170,14 @@ function checkProviderPlugin(value: unknown): string | null {
     }
   }
   return null;
+}
+
+/**
+ * Recognised by shape, not instanceof: a plugin installed as a package may carry its own copy of
+ * the contract module, whose class is a different object.
+ */
+function isProviderConfigError(err: unknown): err is ProviderConfigError {
+  return err instanceof Error && err.name === 'ProviderConfigError' && typeof (err as { field?: unknown }).field === 'string';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -28,7 +28,7 @@ describe('keys', () => {
   afterEach(() => upstream.reset());
 
   it('accepts a key in x-api-key (Anthropic SDK 0.x, Claude Code)', async () => {
-    const res = await call(`${gw.url}/v1/messages`, { headers: { ...VERSION, 'x-api-key': KEYS.alice }, body: messages('claude-sonnet-4-5') });
+    const res = await call(`${gw.url}/v1/messages`, { headers: { ...VERSION, 'x-api-key': KEYS.alice }, body: messages('claude-sonnet-4-6') });
     expect(res.status).to.equal(200);
   });
 
@@ -45,7 +45,7 @@ describe('keys', () => {
   });
 
   it('answers 401 in the Messages format when the key is missing, and sends nothing upstream', async () => {
-    const res = await call(`${gw.url}/v1/messages`, { headers: VERSION, body: messages('claude-sonnet-4-5') });
+    const res = await call(`${gw.url}/v1/messages`, { headers: VERSION, body: messages('claude-sonnet-4-6') });
     expect(res.status).to.equal(401);
     expect(res.json()).to.deep.equal({
       type: 'error',
@@ -87,9 +87,9 @@ describe('keys', () => {
   });
 
   it('answers 403 permission_error for a model outside the key allowlist, in both formats', async () => {
-    const m = await call(`${gw.url}/v1/messages`, { headers: { ...VERSION, 'x-api-key': KEYS.restricted }, body: messages('claude-sonnet-4-5') });
+    const m = await call(`${gw.url}/v1/messages`, { headers: { ...VERSION, 'x-api-key': KEYS.restricted }, body: messages('claude-sonnet-4-6') });
     expect(m.status).to.equal(403);
-    expect(m.json()['error']).to.deep.equal({ type: 'permission_error', message: 'this API key may not use model "claude-sonnet-4-5"' });
+    expect(m.json()['error']).to.deep.equal({ type: 'permission_error', message: 'this API key may not use model "claude-sonnet-4-6"' });
     const c = await call(`${gw.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${KEYS.restricted}` }, body: chat('gpt-4o') });
     expect(c.status).to.equal(200); // gpt-* is allowed
     expect(upstream.requests).to.have.length(1);
@@ -109,7 +109,7 @@ describe('keys', () => {
   });
 
   it('uses the client key only to authenticate: it never reaches the upstream', async () => {
-    await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: messages('claude-sonnet-4-5') });
+    await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: messages('claude-sonnet-4-6') });
     await call(`${gw.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${KEYS.alice}` }, body: chat('gpt-4o') });
     expect(upstream.requests).to.have.length(2);
     for (const req of upstream.requests) expect(req.rawHeaders.join('\n')).not.to.include(KEYS.alice);

@@ -3,7 +3,7 @@ import { FakeUpstream } from '../support/fake-upstream.ts';
 import { call, CHAT_HEADERS, MESSAGES_HEADERS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
 
 const user = { role: 'user', content: 'hi' };
-const messagesBody = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [user], ...extra });
+const messagesBody = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [user], ...extra });
 const chatBody = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o', messages: [user], ...extra });
 
 describe('request validation', () => {
@@ -33,11 +33,11 @@ describe('request validation', () => {
   describe('Messages', () => {
     const cases: [string, Record<string, unknown>, string][] = [
       ['a missing model', { max_tokens: 16, messages: [user] }, 'model: is required'],
-      ['a missing max_tokens', { model: 'claude-sonnet-4-5', messages: [user] }, 'max_tokens: is required'],
+      ['a missing max_tokens', { model: 'claude-sonnet-4-6', messages: [user] }, 'max_tokens: is required'],
       ['max_tokens of 0', messagesBody({ max_tokens: 0 }), 'max_tokens: must be >= 1'],
       ['a fractional max_tokens', messagesBody({ max_tokens: 1.5 }), 'max_tokens: must be an integer, got 1.5'],
       ['a string max_tokens', messagesBody({ max_tokens: '16' }), 'max_tokens: must be number, got string'],
-      ['missing messages', { model: 'claude-sonnet-4-5', max_tokens: 16 }, 'messages: is required'],
+      ['missing messages', { model: 'claude-sonnet-4-6', max_tokens: 16 }, 'messages: is required'],
       ['empty messages', messagesBody({ messages: [] }), 'messages: must have at least 1 item'],
       ['an unknown role', messagesBody({ messages: [user, { role: 'bot', content: 'x' }] }), 'messages.1.role: must be one of "user", "assistant", "system", got "bot"'],
       ['content of the wrong type', messagesBody({ messages: [{ role: 'user', content: 5 }] }), 'messages.0.content: must be string or array, got number'],
@@ -67,10 +67,10 @@ describe('request validation', () => {
     it('validates count_tokens without max_tokens', async () => {
       const res = await call(`${gw.url}/v1/messages/count_tokens`, {
         headers: MESSAGES_HEADERS,
-        body: { model: 'claude-sonnet-4-5', messages: [user] },
+        body: { model: 'claude-sonnet-4-6', messages: [user] },
       });
       expect(res.status).to.equal(200);
-      const bad = await call(`${gw.url}/v1/messages/count_tokens`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-5' } });
+      const bad = await call(`${gw.url}/v1/messages/count_tokens`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6' } });
       expect(bad.status).to.equal(400);
       expect(bad.text).to.include('messages: is required');
     });
@@ -110,7 +110,7 @@ describe('request validation', () => {
 
   describe('bodies', () => {
     it('answers 400 for invalid JSON in the caller format', async () => {
-      const m = await messagesError('{"model": "claude-sonnet-4-5",');
+      const m = await messagesError('{"model": "claude-sonnet-4-6",');
       expect(m.status).to.equal(400);
       expect(m.error.message).to.match(/^request body is not valid JSON: /);
       const c = await chatError('not json');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { FakeUpstream } from '../support/fake-upstream.ts';
 import { call, KEYS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
 
-const body = { model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+const body = { model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
 describe('anthropic-version', () => {
   let upstream: FakeUpstream;

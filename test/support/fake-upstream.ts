@@ -16,6 +16,10 @@ export interface RecordedRequest {
   readonly body: Buffer;
   /** The client port of the connection, to observe keep-alive reuse. */
   readonly remotePort: number;
+  /** Resolves with the time when the connection carrying the response closed or finished. */
+  readonly closed: Promise<number>;
+  /** True once the response closed before it was fully written (the caller went away). */
+  aborted(): boolean;
   json(): Record<string, unknown>;
 }
 
@@ -73,7 +77,10 @@ export class FakeUpstream {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks);
+        const closed = new Promise<number>((resolve) => res.once('close', () => resolve(performance.now())));
         const recorded: RecordedRequest = {
+          closed,
+          aborted: () => res.destroyed && !res.writableFinished,
           method: req.method ?? '',
           url: req.url ?? '',
           headers: req.headers,

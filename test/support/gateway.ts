@@ -29,9 +29,9 @@ providers:
   - { id: openai, plugin: openai, base_url: "${upstreamUrl}/v1", api_key: "${PROVIDER_KEYS.openai}" }
   - { id: mock, plugin: mock }
 models:
-  - id: claude-sonnet-4-5
+  - id: claude-sonnet-4-6
     name: Claude Sonnet 4.5
-    routes: [{ provider: anthropic, model: claude-sonnet-4-5-20250929 }]
+    routes: [{ provider: anthropic, model: claude-sonnet-4-6-20260217 }]
     pricing: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
     context_length: 200000
     max_output_tokens: 64000

@@ -3,7 +3,8 @@ import type { Surface } from '../../errors.ts';
 import type { GatewayContext, GatewayMiddleware } from '../state.ts';
 
 /**
- * First in the chain: gives every request an id (sent back as `x-request-id` on every response),
+ * First in the chain: gives every request an id (sent back as `x-request-id` on every response,
+ * and also as `request-id` to Messages callers),
  * its arrival time, and the error format it expects. The Messages endpoints answer in the
  * Messages format and the Chat endpoint in the Chat format; shared endpoints such as /v1/models go
  * by whether the caller sent `anthropic-version`.
@@ -16,6 +17,8 @@ export function createRequestContext(): GatewayMiddleware {
     ctx.state.surface = surfaceOf(ctx);
     ctx.state.outcome = {};
     ctx.set('x-request-id', requestId);
+    // The Anthropic SDK reports `request-id` as an error's requestID (protocol.md §A.9).
+    if (ctx.state.surface === 'messages') ctx.set('request-id', requestId);
     await next();
   };
 }

@@ -1,0 +1,278 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import { FakeUpstream, FIXTURES, UPSTREAM_SECRET_HEADERS } from '../support/fake-upstream.ts';
+import {
+  call,
+  CHAT_HEADERS,
+  KEYS,
+  MESSAGES_HEADERS,
+  PROVIDER_KEYS,
+  standardConfig,
+  startGateway,
+  type TestGateway,
+} from '../support/gateway.ts';
+
+describe('native passthrough', () => {
+  let upstream: FakeUpstream;
+  let gw: TestGateway;
+  before(async () => {
+    upstream = await new FakeUpstream().start();
+    gw = await startGateway(standardConfig(upstream.url));
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+  afterEach(() => upstream.reset());
+
+  describe('request bytes', () => {
+    // Odd but valid JSON: spacing, key order, escapes, non-ASCII. None of it may change.
+    const odd = (model: string) =>
+      `{ "max_tokens" :16,\n  "model" :  "${model}" ,"messages":[{"role":"user","content":"caf\\u00e9 — ✓ \\"quoted\\" \\\\"}],` +
+      `"metadata":{"user_id":"u1","model":"nested-not-rewritten"},"x_unknown":[1.50,2e3]}\n`;
+
+    it('arrives byte for byte when the route keeps the model name', async () => {
+      const sent = odd('claude-same');
+      const res = await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: sent });
+      expect(res.status).to.equal(200);
+      expect(upstream.last().body.equals(Buffer.from(sent))).to.equal(true);
+      expect(upstream.last().headers['content-length']).to.equal(String(Buffer.byteLength(sent)));
+    });
+
+    it('changes only the top-level model value when the route names another upstream model', async () => {
+      const sent = odd('claude-sonnet-4-6');
+      await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: sent });
+      const expected = sent.replace('"model" :  "claude-sonnet-4-6"', '"model" :  "claude-sonnet-4-6-20260217"');
+      expect(upstream.last().body.toString('utf8')).to.equal(expected);
+      expect(upstream.last().headers['content-length']).to.equal(String(Buffer.byteLength(expected)));
+    });
+
+    it('uses the last of duplicate model keys, as JSON.parse does', async () => {
+      const sent = '{"model":"nope","max_tokens":16,"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}';
+      await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: sent });
+      expect(upstream.last().body.toString()).to.equal(sent.replace('"model":"gpt-4o"', '"model":"gpt-4o-2024-08-06"'));
+    });
+
+    it('still routes correctly when the model key is written with escapes', async () => {
+      const sent = '{"mod\\u0065l":"gpt-4o","messages":[{"role":"user","content":"hi"}]}';
+      const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: sent });
+      expect(res.status).to.equal(200);
+      expect(upstream.last().json()['model']).to.equal('gpt-4o-2024-08-06');
+    });
+
+    it('forwards the query string (Claude Code sends ?beta=true)', async () => {
+      await call(`${gw.url}/v1/messages?beta=true`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] } });
+      expect(upstream.last().url).to.equal('/v1/messages?beta=true');
+      await call(`${gw.url}/v1/messages/count_tokens?beta=true`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', messages: [{ role: 'user', content: 'x' }] } });
+      expect(upstream.last().url).to.equal('/v1/messages/count_tokens?beta=true');
+    });
+
+    it('sends chat requests to base_url + /chat/completions (OpenAI SDK convention)', async () => {
+      await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
+      expect(upstream.last().url).to.equal('/v1/chat/completions');
+    });
+  });
+
+  describe('request headers', () => {
+    const hostile = {
+      cookie: 'session=abc',
+      'proxy-authorization': 'Basic Zm9v',
+      'x-forwarded-for': '6.6.6.6',
+      'x-real-ip': '6.6.6.6',
+      forwarded: 'for=6.6.6.6',
+      'x-custom-header': 'not-allowlisted',
+      'openai-organization': 'org-client-chosen',
+    };
+
+    it('forwards only allowlisted headers and swaps the client key for the provider key (Messages)', async () => {
+      await call(`${gw.url}/v1/messages`, {
+        headers: {
+          ...MESSAGES_HEADERS,
+          ...hostile,
+          'anthropic-beta': 'interleaved-thinking-2025-05-14,context-1m-2025-08-07',
+          'x-stainless-retry-count': '0',
+          'x-app': 'cli',
+          'x-claude-code-session-id': 's-1',
+          'user-agent': 'claude-cli/2.1.197',
+        },
+        body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] },
+      });
+      const seen = upstream.last().headers;
+      expect(seen['x-api-key']).to.equal(PROVIDER_KEYS.anthropic);
+      expect(seen['authorization']).to.equal(undefined);
+      expect(seen).to.include({
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'interleaved-thinking-2025-05-14,context-1m-2025-08-07',
+        'x-stainless-retry-count': '0',
+        'x-app': 'cli',
+        'x-claude-code-session-id': 's-1',
+        'user-agent': 'claude-cli/2.1.197',
+        'content-type': 'application/json',
+        'accept-encoding': 'identity',
+        host: new URL(upstream.url).host,
+      });
+      for (const name of Object.keys(hostile)) expect(seen, name).not.to.have.property(name);
+    });
+
+    it('sends the provider key as Bearer for Chat upstreams and nothing of the client key', async () => {
+      await call(`${gw.url}/v1/chat/completions`, {
+        headers: { ...CHAT_HEADERS, ...hostile, 'x-stainless-lang': 'js' },
+        body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] },
+      });
+      const seen = upstream.last();
+      expect(seen.headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.openai}`);
+      expect(seen.headers['x-stainless-lang']).to.equal('js');
+      expect(seen.headers['x-api-key']).to.equal(undefined);
+      expect(seen.rawHeaders.join('\n')).not.to.include(KEYS.alice);
+      for (const name of Object.keys(hostile)) expect(seen.headers, name).not.to.have.property(name);
+    });
+  });
+
+  describe('responses', () => {
+    it('relays a JSON answer byte for byte, without provider account headers', async () => {
+      const res = await call(`${gw.url}/v1/messages`, {
+        headers: MESSAGES_HEADERS,
+        body: { model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(res.status).to.equal(200);
+      expect(res.text).to.equal(FIXTURES.anthropicText());
+      for (const name of Object.keys(UPSTREAM_SECRET_HEADERS)) expect(res.headers.has(name), name).to.equal(false);
+      expect(res.headers.get('content-type')).to.equal('application/json');
+      expect(res.headers.get('upstream-request-id')).to.equal('req_upstream_msg');
+      const ours = res.headers.get('x-request-id');
+      expect(ours).to.match(/^req_[0-9a-f]{32}$/);
+      expect(res.headers.get('request-id')).to.equal(ours);
+    });
+
+    it('relays an SSE stream byte for byte', async () => {
+      const res = await call(`${gw.url}/v1/messages`, {
+        headers: MESSAGES_HEADERS,
+        body: { model: 'claude-sonnet-4-6', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(res.headers.get('content-type')).to.equal('text/event-stream; charset=utf-8');
+      expect(res.text).to.equal(FIXTURES.anthropicTextSse());
+      const chat = await call(`${gw.url}/v1/chat/completions`, {
+        headers: CHAT_HEADERS,
+        body: { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(chat.text).to.equal(FIXTURES.openaiTextSse());
+      expect(chat.headers.get('upstream-request-id')).to.equal('req_upstream_chat');
+      expect(chat.headers.get('x-request-id')).to.match(/^req_/);
+    });
+
+    for (const [status, type] of [
+      [400, 'invalid_request_error'],
+      [429, 'rate_limit_error'],
+      [500, 'api_error'],
+      [529, 'overloaded_error'],
+    ] as const) {
+      it(`relays an upstream ${status} with its body and retry-after`, async () => {
+        const body = `{"type":"error","error":{"type":"${type}","message":"from upstream"},"request_id":"req_up"}`;
+        upstream.script(() => ({ status, headers: { 'retry-after': '7', ...UPSTREAM_SECRET_HEADERS }, body }));
+        const res = await call(`${gw.url}/v1/messages`, {
+          headers: MESSAGES_HEADERS,
+          body: { model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+        });
+        expect(res.status).to.equal(status);
+        expect(res.text).to.equal(body);
+        expect(res.headers.get('retry-after')).to.equal('7');
+        expect(res.headers.has('set-cookie')).to.equal(false);
+      });
+    }
+
+    it('never relays an upstream 401: it could echo the provider key, and it is the operator’s fault', async () => {
+      upstream.script(() => ({
+        status: 401,
+        body: { error: { message: `Incorrect API key provided: ${PROVIDER_KEYS.openai.slice(0, 8)}****ET-2`, type: 'invalid_request_error' } },
+      }));
+      const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
+      expect(res.status).to.equal(502);
+      expect(res.json()['error']).to.deep.include({ type: 'api_error' });
+      expect(res.text).not.to.include(PROVIDER_KEYS.openai.slice(0, 8));
+      expect(res.headers.get('x-should-retry')).to.equal('false');
+    });
+  });
+
+  describe('connections', () => {
+    it('reuses upstream connections (keep-alive agent)', async () => {
+      const body = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] };
+      for (let i = 0; i < 3; i++) await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body });
+      const ports = new Set(upstream.requests.map((r) => r.remotePort));
+      expect(upstream.requests).to.have.length(3);
+      expect(ports.size).to.equal(1);
+      expect(upstream.last().headers['connection']).not.to.equal('close');
+    });
+
+    it('aborts the upstream request when the client disconnects', async () => {
+      upstream.script(() => ({ hang: true }));
+      const controller = new AbortController();
+      const pending = fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { ...MESSAGES_HEADERS, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }),
+        signal: controller.signal,
+      }).catch((err: Error) => err);
+      while (upstream.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const abortedAt = performance.now();
+      controller.abort();
+      expect(await pending).to.be.instanceOf(Error);
+      const closedAt = await upstream.last().closed;
+      expect(upstream.last().aborted()).to.equal(true);
+      expect(closedAt - abortedAt).to.be.below(1000);
+    });
+
+    it('answers 502 in the caller format when the upstream cannot be reached', async () => {
+      const closed = http.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const port = (closed.address() as { port: number }).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const dead = await startGateway(standardConfig(`http://127.0.0.1:${port}`));
+      try {
+        const m = await call(`${dead.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] } });
+        expect(m.status).to.equal(502);
+        expect(m.json()).to.deep.include({ type: 'error', error: { type: 'api_error', message: 'upstream provider "anthropic" could not be reached' } });
+        const c = await call(`${dead.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
+        expect(c.status).to.equal(502);
+        expect(c.json()['error']).to.deep.include({ type: 'api_error', param: null });
+      } finally {
+        await dead.close();
+      }
+    });
+
+    it('ends a stream cut by the upstream with an in-band error, never a clean end', async () => {
+      upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), resetAfterEvents: 3 }));
+      const res = await call(`${gw.url}/v1/messages`, {
+        headers: MESSAGES_HEADERS,
+        body: { model: 'claude-sonnet-4-6', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      const events = res.text.trim().split('\n\n');
+      expect(events.at(-1)).to.match(/^event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
+      expect(res.text).not.to.include('message_stop');
+
+      upstream.script(() => ({ sse: FIXTURES.openaiTextSse(), resetAfterEvents: 2 }));
+      const chat = await call(`${gw.url}/v1/chat/completions`, {
+        headers: CHAT_HEADERS,
+        body: { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(chat.text.trim().split('\n\n').at(-1)).to.match(/^data: \{"error":\{"message":"upstream provider \\"openai\\" ended the response early"/);
+      expect(chat.text).not.to.include('[DONE]');
+    });
+  });
+
+  describe('usage', () => {
+    const usageOf = async (n: number) => (await gw.requestLogs(n))[n - 1]?.['tokens'];
+
+    it('reads usage from JSON and SSE answers in both formats without changing them', async () => {
+      gw.logs.lines.length = 0;
+      const ask = (path: string, headers: Record<string, string>, body: object) => call(`${gw.url}${path}`, { headers, body });
+      await ask('/v1/messages', MESSAGES_HEADERS, { model: 'claude-sonnet-4-6', max_tokens: 9, tools: [{ name: 'weather', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'x' }] });
+      expect(await usageOf(1)).to.deep.equal({ input: 472, output: 89, cache_read: 100, cache_write: 30, reasoning: 0 });
+      await ask('/v1/messages', MESSAGES_HEADERS, { model: 'claude-sonnet-4-6', max_tokens: 9, stream: true, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'x' }] });
+      expect(await usageOf(2)).to.deep.equal({ input: 424, output: 89, cache_read: 200, cache_write: 0, reasoning: 0 });
+      await ask('/v1/chat/completions', CHAT_HEADERS, { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+      expect(await usageOf(3)).to.deep.equal({ input: 15, output: 7, cache_read: 4, cache_write: 0, reasoning: 0 });
+      await ask('/v1/chat/completions', CHAT_HEADERS, { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, tools: [{ type: 'function', function: { name: 'weather' } }], messages: [{ role: 'user', content: 'x' }] });
+      expect(await usageOf(4)).to.deep.equal({ input: 61, output: 16, cache_read: 0, cache_write: 0, reasoning: 0 });
+    });
+  });
+});
