@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { FakeUpstream } from '../support/fake-upstream.ts';
 import { KEYS, PROVIDER_KEYS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
 
-// A real Claude Code 2.1 request (76 KB, 24 tools) and its headers: ../shared/fixtures.
-const SHARED = new URL('../../../shared/fixtures/', import.meta.url);
+// A real Claude Code 2.1 request (76 KB, 24 tools) and its headers (see fixtures/claude-code/README.md).
+const SHARED = new URL('../fixtures/claude-code/', import.meta.url);
 const BODY = readFileSync(new URL('claude-code-request.json', SHARED));
 const CAPTURED = JSON.parse(readFileSync(new URL('claude-code-request.headers.json', SHARED), 'utf8')) as {
   url: string;
