@@ -68,7 +68,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
 
   app.use(createRequestContext());
-  app.use(createAccessLog(parts.sink));
+  app.use(createAccessLog(parts.sink, parts.log));
   app.use(createErrorHandler(parts.log));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -121,6 +121,9 @@ export const ERR = {
       message: `request body exceeds the ${Math.round(limitBytes / 1048576)} MB limit`,
       headers: { connection: 'close' },
     }),
+  // 499 as nginx uses it: nobody is left to read the answer, but the log should say what happened.
+  clientClosed: () =>
+    new GatewayError({ status: 499, code: 'GW_ERR_CLIENT_CLOSED', message: 'the client closed the connection' }),
   unsupportedEncoding: (encoding: string) =>
     new GatewayError({
       status: 415,

@@ -68,7 +68,7 @@ const RETURN_EXACT: ReadonlySet<string> = new Set([
 const UPSTREAM_ID_HEADERS: readonly string[] = ['request-id', 'x-request-id'];
 
 /** A compiled forwarding rule: one per provider and format, built at start-up. */
-export type RequestHeaderFilter = (incoming: IncomingHttpHeaders, bodyLength: number) => OutgoingHttpHeaders;
+export type RequestHeaderFilter = (incoming: IncomingHttpHeaders, bodyLength: number) => IncomingHttpHeaders;
 
 export function createRequestHeaderFilter(
   format: WireFormat,
@@ -78,7 +78,7 @@ export function createRequestHeaderFilter(
   const exact = new Set([...FORWARD_EXACT[format], ...extraForward.filter((h) => !NEVER_FORWARD.has(h))]);
   const prefixes = FORWARD_PREFIXES[format];
   return (incoming, bodyLength) => {
-    const out: OutgoingHttpHeaders = {};
+    const out: IncomingHttpHeaders = {};
     for (const name in incoming) {
       if (exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = incoming[name];
     }
@@ -86,7 +86,7 @@ export function createRequestHeaderFilter(
     // The body is always the validated JSON we read in full; identity encoding lets the usage tap
     // read the response (reliability.md §4.2).
     out['content-type'] = 'application/json';
-    out['content-length'] = bodyLength;
+    out['content-length'] = String(bodyLength);
     out['accept-encoding'] = 'identity';
     return out;
   };

@@ -1,4 +1,4 @@
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import { Stream, type Writable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
@@ -74,7 +74,7 @@ export class Passthrough {
     const bytes = route.upstreamModel === route.model.id ? raw : replaceModel(raw, scan, body, route.upstreamModel);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
-    req.headers = target.filterHeaders(req.headers, bytes.length) as IncomingHttpHeaders;
+    req.headers = target.filterHeaders(req.headers, bytes.length);
     state.outcome.kind = 'native';
     ctx.respond = false;
     return new Promise((resolve) => {

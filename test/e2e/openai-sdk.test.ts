@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { FakeUpstream, FIXTURES } from '../support/fake-upstream.ts';
-import { KEYS, PROVIDER_KEYS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
+import { FIXTURES } from '../support/fake-upstream.ts';
+import { KEYS, PROVIDER_KEYS, useUpstreamAndGateway } from '../support/gateway.ts';
 
 const WEATHER_TOOL = {
   type: 'function' as const,
@@ -9,25 +9,17 @@ const WEATHER_TOOL = {
 };
 
 describe('OpenAI SDK through a native route', () => {
-  let upstream: FakeUpstream;
-  let gw: TestGateway;
+  const env = useUpstreamAndGateway();
   let client: OpenAI;
-  before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(standardConfig(upstream.url));
-    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
+  before(() => {
+    client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
-  afterEach(() => upstream.reset());
 
   it('chat.completions.create returns the upstream completion, and the provider key went upstream', async () => {
     const completion = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] });
     expect(completion.choices[0]?.message.content).to.equal('Hello! How can I help?');
     expect(completion.usage?.prompt_tokens_details?.cached_tokens).to.equal(4);
-    const seen = upstream.last();
+    const seen = env.upstream.last();
     expect(seen.headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.openai}`);
     expect(seen.rawHeaders.join('\n')).not.to.include(KEYS.alice);
     expect(seen.json()['model']).to.equal('gpt-4o-2024-08-06');
@@ -60,7 +52,7 @@ describe('OpenAI SDK through a native route', () => {
       .stream({ model: 'gpt-same', messages: [{ role: 'user', content: 'Hi' }] })
       .finalChatCompletion();
     expect(final.choices[0]?.message.content).to.equal('Hello! How can I help?');
-    expect(upstream.last().json()['stream']).to.equal(true);
+    expect(env.upstream.last().json()['stream']).to.equal(true);
   });
 
   it('runs a tool loop: the tool result goes upstream as sent', async () => {
@@ -73,7 +65,7 @@ describe('OpenAI SDK through a native route', () => {
       tools: [WEATHER_TOOL],
       messages: [{ role: 'user', content: 'Weather?' }, message, { role: 'tool', tool_call_id: call.id, content: '40 C' }],
     });
-    const sent = upstream.last().json() as { messages: Record<string, unknown>[] };
+    const sent = env.upstream.last().json() as { messages: Record<string, unknown>[] };
     expect(sent.messages[2]).to.deep.equal({ role: 'tool', tool_call_id: 'call_7kE4IjtnwXcGbX6hDM7xFu8T', content: '40 C' });
   });
 
@@ -95,13 +87,13 @@ describe('OpenAI SDK through a native route', () => {
     const bad = await client.chat.completions.create({ model: 'gpt-4o', temperature: 9, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(bad).to.be.instanceOf(OpenAI.BadRequestError);
     expect(bad).to.include({ param: 'temperature' });
-    const unauth = await new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-jct-wrong-0000000000', maxRetries: 0 }).models.list().catch((e: unknown) => e);
+    const unauth = await new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: 'sk-jct-wrong-0000000000', maxRetries: 0 }).models.list().catch((e: unknown) => e);
     expect(unauth).to.be.instanceOf(OpenAI.AuthenticationError);
-    expect(upstream.requests).to.have.length(0);
+    expect(env.upstream.requests).to.have.length(0);
   });
 
   it('raises when the upstream cuts a stream, rather than returning a partial completion', async () => {
-    upstream.script(() => ({ sse: FIXTURES.openaiToolSse(), resetAfterEvents: 3 }));
+    env.upstream.script(() => ({ sse: FIXTURES.openaiToolSse(), resetAfterEvents: 3 }));
     const outcome = await client.chat.completions
       .stream({ model: 'gpt-4o', tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'x' }] })
       .finalChatCompletion()

@@ -1,28 +1,18 @@
 import { expect } from 'chai';
-import { FakeUpstream } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, useUpstreamAndGateway } from '../support/gateway.ts';
 
 const PROMPT_CANARY = 'PROMPT-CANARY-7f3a91';
 
 describe('request log', () => {
-  let upstream: FakeUpstream;
-  let gw: TestGateway;
-  before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(standardConfig(upstream.url));
-  });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  const env = useUpstreamAndGateway();
 
   it('writes one structured line per request with id, key name, model, route, upstream, status, latency and tokens', async () => {
-    gw.logs.lines.length = 0;
-    const res = await call(`${gw.url}/v1/messages`, {
+    env.gw.logs.lines.length = 0;
+    const res = await call(`${env.gw.url}/v1/messages`, {
       headers: MESSAGES_HEADERS,
       body: { model: 'claude-sonnet-4-6', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] },
     });
-    const [line] = await gw.requestLogs(1);
+    const [line] = await env.gw.requestLogs(1);
     expect(line).to.deep.include({
       msg: 'request',
       req_id: res.headers.get('x-request-id'),
@@ -42,22 +32,22 @@ describe('request log', () => {
   });
 
   it('never holds a key, a provider key or prompt text, on any path', async () => {
-    gw.logs.lines.length = 0;
-    gw.logs.raw.length = 0;
+    env.gw.logs.lines.length = 0;
+    env.gw.logs.raw.length = 0;
     const prompt = [{ role: 'user', content: `${PROMPT_CANARY} secret plans` }];
     const requests = [
-      call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6', max_tokens: 5, messages: prompt } }),
-      call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6', max_tokens: 5, stream: true, messages: prompt } }),
-      call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: prompt } }),
-      call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'demo', stream: true, messages: prompt } }),
-      call(`${gw.url}/v1/chat/completions`, { headers: { authorization: 'Bearer sk-jct-WRONG-KEY-CANARY-0000' }, body: { model: 'gpt-4o', messages: prompt } }),
-      call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', temperature: 7, messages: prompt } }),
-      call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: `{"model":"gpt-4o","messages":"${PROMPT_CANARY}` }),
+      call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6', max_tokens: 5, messages: prompt } }),
+      call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6', max_tokens: 5, stream: true, messages: prompt } }),
+      call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: prompt } }),
+      call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'demo', stream: true, messages: prompt } }),
+      call(`${env.gw.url}/v1/chat/completions`, { headers: { authorization: 'Bearer sk-jct-WRONG-KEY-CANARY-0000' }, body: { model: 'gpt-4o', messages: prompt } }),
+      call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', temperature: 7, messages: prompt } }),
+      call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: `{"model":"gpt-4o","messages":"${PROMPT_CANARY}` }),
     ];
     await Promise.all(requests);
-    const lines = await gw.requestLogs(requests.length);
+    const lines = await env.gw.requestLogs(requests.length);
     expect(lines).to.have.length(requests.length);
-    const all = gw.logs.raw.join('\n');
+    const all = env.gw.logs.raw.join('\n');
     for (const secret of [KEYS.alice, 'WRONG-KEY-CANARY', PROVIDER_KEYS.anthropic, PROVIDER_KEYS.openai, PROMPT_CANARY, 'secret plans']) {
       expect(all, secret).not.to.include(secret);
     }

@@ -1,32 +1,22 @@
 import { expect } from 'chai';
-import { FakeUpstream } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, MESSAGES_HEADERS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
+import net from 'node:net';
+import { call, CHAT_HEADERS, MESSAGES_HEADERS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
 
 const user = { role: 'user', content: 'hi' };
 const messagesBody = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [user], ...extra });
 const chatBody = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o', messages: [user], ...extra });
 
 describe('request validation', () => {
-  let upstream: FakeUpstream;
-  let gw: TestGateway;
-  before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(standardConfig(upstream.url).replace('log: { level: info }', 'log: { level: info }\nserver: { max_body_mb: 0.01 }'));
-  });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
-  afterEach(() => upstream.reset());
+  const env = useUpstreamAndGateway((url) => standardConfig(url).replace('log: { level: info }', 'log: { level: info }\nserver: { max_body_mb: 0.01 }'));
 
   const messagesError = async (body: unknown) => {
-    const res = await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body });
-    expect(upstream.requests, 'nothing may reach the upstream').to.have.length(0);
+    const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body });
+    expect(env.upstream.requests, 'nothing may reach the upstream').to.have.length(0);
     return { status: res.status, error: res.json()['error'] as { type: string; message: string } };
   };
   const chatError = async (body: unknown) => {
-    const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body });
-    expect(upstream.requests, 'nothing may reach the upstream').to.have.length(0);
+    const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body });
+    expect(env.upstream.requests, 'nothing may reach the upstream').to.have.length(0);
     return { status: res.status, error: res.json()['error'] as { type: string; message: string; param: string | null; code: string | null } };
   };
 
@@ -59,18 +49,18 @@ describe('request validation', () => {
         brand_new_field: { nested: [1, 2] },
         context_management: { edits: [] },
       });
-      const res = await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body });
+      const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body });
       expect(res.status).to.equal(200);
-      expect(upstream.last().json()).to.deep.include({ brand_new_field: { nested: [1, 2] }, context_management: { edits: [] } });
+      expect(env.upstream.last().json()).to.deep.include({ brand_new_field: { nested: [1, 2] }, context_management: { edits: [] } });
     });
 
     it('validates count_tokens without max_tokens', async () => {
-      const res = await call(`${gw.url}/v1/messages/count_tokens`, {
+      const res = await call(`${env.gw.url}/v1/messages/count_tokens`, {
         headers: MESSAGES_HEADERS,
         body: { model: 'claude-sonnet-4-6', messages: [user] },
       });
       expect(res.status).to.equal(200);
-      const bad = await call(`${gw.url}/v1/messages/count_tokens`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6' } });
+      const bad = await call(`${env.gw.url}/v1/messages/count_tokens`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6' } });
       expect(bad.status).to.equal(400);
       expect(bad.text).to.include('messages: is required');
     });
@@ -102,7 +92,7 @@ describe('request validation', () => {
 
     it('accepts stop as one string or up to 4, null limits, and unknown fields', async () => {
       for (const extra of [{ stop: 'END' }, { stop: ['a', 'b', 'c', 'd'] }, { temperature: null, top_p: 0 }, { brand_new: true }]) {
-        const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: chatBody(extra) });
+        const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: chatBody(extra) });
         expect(res.status, JSON.stringify(extra)).to.equal(200);
       }
     });
@@ -130,9 +120,9 @@ describe('request validation', () => {
       expect(status).to.equal(400);
       expect(error.message).to.equal('request body nests deeper than 128 levels');
       const fine = `{"model":"gpt-4o","messages":[{"role":"user","content":"x"}],"x":${'['.repeat(100)}${']'.repeat(100)}}`;
-      const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: fine });
+      const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: fine });
       expect(res.status).to.equal(200);
-      upstream.reset();
+      env.upstream.reset();
     });
 
     it('answers 413 request_too_large for a body over max_body_mb, declared or streamed', async () => {
@@ -141,7 +131,7 @@ describe('request validation', () => {
       expect(status).to.equal(413);
       expect(error.type).to.equal('request_too_large');
       // Chunked upload with no content-length: the limit applies while reading.
-      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      const res = await fetch(`${env.gw.url}/v1/chat/completions`, {
         method: 'POST',
         headers: CHAT_HEADERS,
         body: new ReadableStream({
@@ -154,16 +144,33 @@ describe('request validation', () => {
       } as RequestInit);
       expect(res.status).to.equal(413);
       expect(((await res.json()) as { error: { type: string } }).error.type).to.equal('request_too_large');
-      expect(upstream.requests).to.have.length(0);
+      expect(env.upstream.requests).to.have.length(0);
+    });
+
+    it('records a client that hangs up mid-upload as 499, not as a gateway fault', async () => {
+      const logged = env.gw.logs.requests().length;
+      const url = new URL(env.gw.url);
+      const socket = net.connect(Number(url.port), url.hostname);
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: ${CHAT_HEADERS.authorization}\r\n` +
+          'content-type: application/json\r\ncontent-length: 5000\r\n\r\n{"model":"gpt-4o",',
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      const line = (await env.gw.requestLogs(logged + 1))[logged];
+      expect(line).to.deep.include({ path: '/v1/chat/completions', status: 499, error: 'GW_ERR_CLIENT_CLOSED', key_name: 'alice' });
+      expect(env.gw.logs.lines.filter((l) => l['msg'] === 'unhandled error')).to.deep.equal([]);
+      expect(env.upstream.requests).to.have.length(0);
     });
 
     it('answers 415 for a compressed request body', async () => {
-      const res = await call(`${gw.url}/v1/messages`, {
+      const res = await call(`${env.gw.url}/v1/messages`, {
         headers: { ...MESSAGES_HEADERS, 'content-encoding': 'gzip' },
         body: messagesBody(),
       });
       expect(res.status).to.equal(415);
-      expect(upstream.requests).to.have.length(0);
+      expect(env.upstream.requests).to.have.length(0);
     });
   });
 });

@@ -1,50 +1,39 @@
 import { expect } from 'chai';
-import { FakeUpstream } from '../support/fake-upstream.ts';
-import { call, KEYS, standardConfig, startGateway, type TestGateway } from '../support/gateway.ts';
+import { call, KEYS, useUpstreamAndGateway } from '../support/gateway.ts';
 
 const body = { model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
 describe('anthropic-version', () => {
-  let upstream: FakeUpstream;
-  let gw: TestGateway;
-  before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(standardConfig(upstream.url));
-  });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
-  afterEach(() => upstream.reset());
+  const env = useUpstreamAndGateway();
 
   for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
     it(`is required on ${path}: 400 with the API's exact message, nothing sent upstream`, async () => {
-      const res = await call(`${gw.url}${path}`, { headers: { 'x-api-key': KEYS.alice }, body });
+      const res = await call(`${env.gw.url}${path}`, { headers: { 'x-api-key': KEYS.alice }, body });
       expect(res.status).to.equal(400);
       expect(res.json()['error']).to.deep.equal({ type: 'invalid_request_error', message: 'anthropic-version: header is required' });
-      expect(upstream.requests).to.have.length(0);
+      expect(env.upstream.requests).to.have.length(0);
     });
   }
 
   for (const bad of ['latest', '2023-13-01', '2023-02-30', '2023-01-01', '20230601']) {
     it(`refuses "${bad}" with 400`, async () => {
-      const res = await call(`${gw.url}/v1/messages`, { headers: { 'x-api-key': KEYS.alice, 'anthropic-version': bad }, body });
+      const res = await call(`${env.gw.url}/v1/messages`, { headers: { 'x-api-key': KEYS.alice, 'anthropic-version': bad }, body });
       expect(res.status).to.equal(400);
       expect((res.json()['error'] as { message: string }).message).to.include(`"${bad}"`);
-      expect(upstream.requests).to.have.length(0);
+      expect(env.upstream.requests).to.have.length(0);
     });
   }
 
   for (const good of ['2023-06-01', '2026-10-21', '2031-01-01']) {
     it(`accepts ${good} and forwards it unchanged on a native route`, async () => {
-      const res = await call(`${gw.url}/v1/messages`, { headers: { 'x-api-key': KEYS.alice, 'anthropic-version': good }, body });
+      const res = await call(`${env.gw.url}/v1/messages`, { headers: { 'x-api-key': KEYS.alice, 'anthropic-version': good }, body });
       expect(res.status).to.equal(200);
-      expect(upstream.last().headers['anthropic-version']).to.equal(good);
+      expect(env.upstream.last().headers['anthropic-version']).to.equal(good);
     });
   }
 
   it('is not required on the chat endpoint', async () => {
-    const res = await call(`${gw.url}/v1/chat/completions`, {
+    const res = await call(`${env.gw.url}/v1/chat/completions`, {
       headers: { authorization: `Bearer ${KEYS.alice}` },
       body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
     });

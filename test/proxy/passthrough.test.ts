@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import http from 'node:http';
-import { FakeUpstream, FIXTURES, UPSTREAM_SECRET_HEADERS } from '../support/fake-upstream.ts';
+import { FIXTURES, UPSTREAM_SECRET_HEADERS } from '../support/fake-upstream.ts';
 import {
   call,
   CHAT_HEADERS,
@@ -9,21 +9,11 @@ import {
   PROVIDER_KEYS,
   standardConfig,
   startGateway,
-  type TestGateway,
+  useUpstreamAndGateway,
 } from '../support/gateway.ts';
 
 describe('native passthrough', () => {
-  let upstream: FakeUpstream;
-  let gw: TestGateway;
-  before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(standardConfig(upstream.url));
-  });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
-  afterEach(() => upstream.reset());
+  const env = useUpstreamAndGateway();
 
   describe('request bytes', () => {
     // Odd but valid JSON: spacing, key order, escapes, non-ASCII. None of it may change.
@@ -33,43 +23,43 @@ describe('native passthrough', () => {
 
     it('arrives byte for byte when the route keeps the model name', async () => {
       const sent = odd('claude-same');
-      const res = await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: sent });
+      const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: sent });
       expect(res.status).to.equal(200);
-      expect(upstream.last().body.equals(Buffer.from(sent))).to.equal(true);
-      expect(upstream.last().headers['content-length']).to.equal(String(Buffer.byteLength(sent)));
+      expect(env.upstream.last().body.equals(Buffer.from(sent))).to.equal(true);
+      expect(env.upstream.last().headers['content-length']).to.equal(String(Buffer.byteLength(sent)));
     });
 
     it('changes only the top-level model value when the route names another upstream model', async () => {
       const sent = odd('claude-sonnet-4-6');
-      await call(`${gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: sent });
+      await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: sent });
       const expected = sent.replace('"model" :  "claude-sonnet-4-6"', '"model" :  "claude-sonnet-4-6-20260217"');
-      expect(upstream.last().body.toString('utf8')).to.equal(expected);
-      expect(upstream.last().headers['content-length']).to.equal(String(Buffer.byteLength(expected)));
+      expect(env.upstream.last().body.toString('utf8')).to.equal(expected);
+      expect(env.upstream.last().headers['content-length']).to.equal(String(Buffer.byteLength(expected)));
     });
 
     it('uses the last of duplicate model keys, as JSON.parse does', async () => {
       const sent = '{"model":"nope","max_tokens":16,"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}';
-      await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: sent });
-      expect(upstream.last().body.toString()).to.equal(sent.replace('"model":"gpt-4o"', '"model":"gpt-4o-2024-08-06"'));
+      await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: sent });
+      expect(env.upstream.last().body.toString()).to.equal(sent.replace('"model":"gpt-4o"', '"model":"gpt-4o-2024-08-06"'));
     });
 
     it('still routes correctly when the model key is written with escapes', async () => {
       const sent = '{"mod\\u0065l":"gpt-4o","messages":[{"role":"user","content":"hi"}]}';
-      const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: sent });
+      const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: sent });
       expect(res.status).to.equal(200);
-      expect(upstream.last().json()['model']).to.equal('gpt-4o-2024-08-06');
+      expect(env.upstream.last().json()['model']).to.equal('gpt-4o-2024-08-06');
     });
 
     it('forwards the query string (Claude Code sends ?beta=true)', async () => {
-      await call(`${gw.url}/v1/messages?beta=true`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] } });
-      expect(upstream.last().url).to.equal('/v1/messages?beta=true');
-      await call(`${gw.url}/v1/messages/count_tokens?beta=true`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', messages: [{ role: 'user', content: 'x' }] } });
-      expect(upstream.last().url).to.equal('/v1/messages/count_tokens?beta=true');
+      await call(`${env.gw.url}/v1/messages?beta=true`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] } });
+      expect(env.upstream.last().url).to.equal('/v1/messages?beta=true');
+      await call(`${env.gw.url}/v1/messages/count_tokens?beta=true`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', messages: [{ role: 'user', content: 'x' }] } });
+      expect(env.upstream.last().url).to.equal('/v1/messages/count_tokens?beta=true');
     });
 
     it('sends chat requests to base_url + /chat/completions (OpenAI SDK convention)', async () => {
-      await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
-      expect(upstream.last().url).to.equal('/v1/chat/completions');
+      await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
+      expect(env.upstream.last().url).to.equal('/v1/chat/completions');
     });
   });
 
@@ -85,7 +75,7 @@ describe('native passthrough', () => {
     };
 
     it('forwards only allowlisted headers and swaps the client key for the provider key (Messages)', async () => {
-      await call(`${gw.url}/v1/messages`, {
+      await call(`${env.gw.url}/v1/messages`, {
         headers: {
           ...MESSAGES_HEADERS,
           ...hostile,
@@ -97,7 +87,7 @@ describe('native passthrough', () => {
         },
         body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] },
       });
-      const seen = upstream.last().headers;
+      const seen = env.upstream.last().headers;
       expect(seen['x-api-key']).to.equal(PROVIDER_KEYS.anthropic);
       expect(seen['authorization']).to.equal(undefined);
       expect(seen).to.include({
@@ -109,17 +99,17 @@ describe('native passthrough', () => {
         'user-agent': 'claude-cli/2.1.197',
         'content-type': 'application/json',
         'accept-encoding': 'identity',
-        host: new URL(upstream.url).host,
+        host: new URL(env.upstream.url).host,
       });
       for (const name of Object.keys(hostile)) expect(seen, name).not.to.have.property(name);
     });
 
     it('sends the provider key as Bearer for Chat upstreams and nothing of the client key', async () => {
-      await call(`${gw.url}/v1/chat/completions`, {
+      await call(`${env.gw.url}/v1/chat/completions`, {
         headers: { ...CHAT_HEADERS, ...hostile, 'x-stainless-lang': 'js' },
         body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] },
       });
-      const seen = upstream.last();
+      const seen = env.upstream.last();
       expect(seen.headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.openai}`);
       expect(seen.headers['x-stainless-lang']).to.equal('js');
       expect(seen.headers['x-api-key']).to.equal(undefined);
@@ -130,7 +120,7 @@ describe('native passthrough', () => {
 
   describe('responses', () => {
     it('relays a JSON answer byte for byte, without provider account headers', async () => {
-      const res = await call(`${gw.url}/v1/messages`, {
+      const res = await call(`${env.gw.url}/v1/messages`, {
         headers: MESSAGES_HEADERS,
         body: { model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
       });
@@ -145,13 +135,13 @@ describe('native passthrough', () => {
     });
 
     it('relays an SSE stream byte for byte', async () => {
-      const res = await call(`${gw.url}/v1/messages`, {
+      const res = await call(`${env.gw.url}/v1/messages`, {
         headers: MESSAGES_HEADERS,
         body: { model: 'claude-sonnet-4-6', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] },
       });
       expect(res.headers.get('content-type')).to.equal('text/event-stream; charset=utf-8');
       expect(res.text).to.equal(FIXTURES.anthropicTextSse());
-      const chat = await call(`${gw.url}/v1/chat/completions`, {
+      const chat = await call(`${env.gw.url}/v1/chat/completions`, {
         headers: CHAT_HEADERS,
         body: { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
       });
@@ -168,8 +158,8 @@ describe('native passthrough', () => {
     ] as const) {
       it(`relays an upstream ${status} with its body and retry-after`, async () => {
         const body = `{"type":"error","error":{"type":"${type}","message":"from upstream"},"request_id":"req_up"}`;
-        upstream.script(() => ({ status, headers: { 'retry-after': '7', ...UPSTREAM_SECRET_HEADERS }, body }));
-        const res = await call(`${gw.url}/v1/messages`, {
+        env.upstream.script(() => ({ status, headers: { 'retry-after': '7', ...UPSTREAM_SECRET_HEADERS }, body }));
+        const res = await call(`${env.gw.url}/v1/messages`, {
           headers: MESSAGES_HEADERS,
           body: { model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
         });
@@ -181,11 +171,11 @@ describe('native passthrough', () => {
     }
 
     it('never relays an upstream 401: it could echo the provider key, and it is the operator’s fault', async () => {
-      upstream.script(() => ({
+      env.upstream.script(() => ({
         status: 401,
         body: { error: { message: `Incorrect API key provided: ${PROVIDER_KEYS.openai.slice(0, 8)}****ET-2`, type: 'invalid_request_error' } },
       }));
-      const res = await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
+      const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
       expect(res.status).to.equal(502);
       expect(res.json()['error']).to.deep.include({ type: 'api_error' });
       expect(res.text).not.to.include(PROVIDER_KEYS.openai.slice(0, 8));
@@ -196,28 +186,28 @@ describe('native passthrough', () => {
   describe('connections', () => {
     it('reuses upstream connections (keep-alive agent)', async () => {
       const body = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] };
-      for (let i = 0; i < 3; i++) await call(`${gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body });
-      const ports = new Set(upstream.requests.map((r) => r.remotePort));
-      expect(upstream.requests).to.have.length(3);
+      for (let i = 0; i < 3; i++) await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body });
+      const ports = new Set(env.upstream.requests.map((r) => r.remotePort));
+      expect(env.upstream.requests).to.have.length(3);
       expect(ports.size).to.equal(1);
-      expect(upstream.last().headers['connection']).not.to.equal('close');
+      expect(env.upstream.last().headers['connection']).not.to.equal('close');
     });
 
     it('aborts the upstream request when the client disconnects', async () => {
-      upstream.script(() => ({ hang: true }));
+      env.upstream.script(() => ({ hang: true }));
       const controller = new AbortController();
-      const pending = fetch(`${gw.url}/v1/messages`, {
+      const pending = fetch(`${env.gw.url}/v1/messages`, {
         method: 'POST',
         headers: { ...MESSAGES_HEADERS, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }),
         signal: controller.signal,
       }).catch((err: Error) => err);
-      while (upstream.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      while (env.upstream.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
       const abortedAt = performance.now();
       controller.abort();
       expect(await pending).to.be.instanceOf(Error);
-      const closedAt = await upstream.last().closed;
-      expect(upstream.last().aborted()).to.equal(true);
+      const closedAt = await env.upstream.last().closed;
+      expect(env.upstream.last().aborted()).to.equal(true);
       expect(closedAt - abortedAt).to.be.below(1000);
     });
 
@@ -240,8 +230,8 @@ describe('native passthrough', () => {
     });
 
     it('ends a stream cut by the upstream with an in-band error, never a clean end', async () => {
-      upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), resetAfterEvents: 3 }));
-      const res = await call(`${gw.url}/v1/messages`, {
+      env.upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), resetAfterEvents: 3 }));
+      const res = await call(`${env.gw.url}/v1/messages`, {
         headers: MESSAGES_HEADERS,
         body: { model: 'claude-sonnet-4-6', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] },
       });
@@ -249,8 +239,8 @@ describe('native passthrough', () => {
       expect(events.at(-1)).to.match(/^event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
       expect(res.text).not.to.include('message_stop');
 
-      upstream.script(() => ({ sse: FIXTURES.openaiTextSse(), resetAfterEvents: 2 }));
-      const chat = await call(`${gw.url}/v1/chat/completions`, {
+      env.upstream.script(() => ({ sse: FIXTURES.openaiTextSse(), resetAfterEvents: 2 }));
+      const chat = await call(`${env.gw.url}/v1/chat/completions`, {
         headers: CHAT_HEADERS,
         body: { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
       });
@@ -260,11 +250,11 @@ describe('native passthrough', () => {
   });
 
   describe('usage', () => {
-    const usageOf = async (n: number) => (await gw.requestLogs(n))[n - 1]?.['tokens'];
+    const usageOf = async (n: number) => (await env.gw.requestLogs(n))[n - 1]?.['tokens'];
 
     it('reads usage from JSON and SSE answers in both formats without changing them', async () => {
-      gw.logs.lines.length = 0;
-      const ask = (path: string, headers: Record<string, string>, body: object) => call(`${gw.url}${path}`, { headers, body });
+      env.gw.logs.lines.length = 0;
+      const ask = (path: string, headers: Record<string, string>, body: object) => call(`${env.gw.url}${path}`, { headers, body });
       await ask('/v1/messages', MESSAGES_HEADERS, { model: 'claude-sonnet-4-6', max_tokens: 9, tools: [{ name: 'weather', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'x' }] });
       expect(await usageOf(1)).to.deep.equal({ input: 472, output: 89, cache_read: 100, cache_write: 30, reasoning: 0 });
       await ask('/v1/messages', MESSAGES_HEADERS, { model: 'claude-sonnet-4-6', max_tokens: 9, stream: true, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'x' }] });

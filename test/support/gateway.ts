@@ -1,3 +1,4 @@
+import { FakeUpstream } from './fake-upstream.ts';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -116,3 +117,36 @@ export async function call(
 
 export const MESSAGES_HEADERS = { 'x-api-key': KEYS.alice, 'anthropic-version': '2023-06-01' } as const;
 export const CHAT_HEADERS = { authorization: `Bearer ${KEYS.alice}` } as const;
+
+/**
+ * Registers mocha hooks that start a fake upstream and a gateway routed to it for the enclosing
+ * `describe`, reset the upstream's record after each test, and stop both at the end.
+ */
+export function useUpstreamAndGateway(
+  yaml: (upstreamUrl: string) => string = (url) => standardConfig(url),
+  options: { env?: NodeJS.ProcessEnv; dir?: string } = {},
+): { readonly upstream: FakeUpstream; readonly gw: TestGateway } {
+  let upstream: FakeUpstream | undefined;
+  let gw: TestGateway | undefined;
+  before(async () => {
+    upstream = await new FakeUpstream().start();
+    gw = await startGateway(yaml(upstream.url), options);
+  });
+  after(async () => {
+    await gw?.close();
+    await upstream?.close();
+  });
+  afterEach(() => upstream?.reset());
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('used before the before() hook ran');
+    return value;
+  };
+  return {
+    get upstream() {
+      return started(upstream);
+    },
+    get gw() {
+      return started(gw);
+    },
+  };
+}

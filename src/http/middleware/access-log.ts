@@ -1,18 +1,19 @@
-import type { UsageSink } from '../../usage/sink.ts';
+import type { Logger } from '../../log.ts';
+import type { RequestRecord, UsageSink } from '../../usage/sink.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /**
  * Records one entry per request when it ends, streams included: the chain below resolves only
  * once the response is finished or the client has gone.
  */
-export function createAccessLog(sink: UsageSink): GatewayMiddleware {
+export function createAccessLog(sink: UsageSink, log: Logger): GatewayMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } finally {
       const { state } = ctx;
       const route = state.route;
-      sink.record({
+      const entry: RequestRecord = {
         requestId: state.requestId,
         method: ctx.method,
         path: ctx.path,
@@ -31,7 +32,13 @@ export function createAccessLog(sink: UsageSink): GatewayMiddleware {
         ...(state.outcome.firstByteMs !== undefined && { firstByteMs: state.outcome.firstByteMs }),
         ...(state.outcome.usage && { usage: state.outcome.usage }),
         ...(state.outcome.error !== undefined && { errorCode: state.outcome.error }),
-      });
+      };
+      try {
+        sink.record(entry);
+      } catch (err) {
+        // A failing sink must not turn a served request into an error, nor vanish silently.
+        log.error({ req_id: state.requestId, err }, 'usage sink failed');
+      }
     }
   };
 }

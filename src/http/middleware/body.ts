@@ -45,7 +45,8 @@ function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
     const cleanup = (): void => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onGone);
+      req.off('close', onGone);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
@@ -62,12 +63,14 @@ function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
-    const onError = (err: Error): void => {
+    // The client hung up before sending the whole body: an everyday event, not a gateway fault.
+    const onGone = (): void => {
       cleanup();
-      reject(err);
+      reject(ERR.clientClosed());
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onGone);
+    req.on('close', onGone);
   });
 }
