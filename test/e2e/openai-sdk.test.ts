@@ -47,6 +47,39 @@ describe('OpenAI SDK through a native route', () => {
     expect(final.usage).to.deep.include({ prompt_tokens: 61, completion_tokens: 16, total_tokens: 77 });
   });
 
+  it('passes an OpenRouter reasoning stream through untouched: comments, reasoning deltas, signature, usage', async () => {
+    env.upstream.script(() => ({ sse: FIXTURES.openrouterReasoningSse() }));
+    const logged = env.gw.logs.requests().length;
+    const stream = client.chat.completions.stream({
+      model: 'gpt-4o',
+      tools: [WEATHER_TOOL],
+      reasoning_effort: 'low',
+      messages: [{ role: 'user', content: 'Weather in Florence?' }],
+    });
+    let reasoning = '';
+    const details: unknown[] = [];
+    stream.on('chunk', (chunk) => {
+      const delta = chunk.choices[0]?.delta as { reasoning?: string | null; reasoning_details?: unknown[] } | undefined;
+      reasoning += delta?.reasoning ?? '';
+      details.push(...(delta?.reasoning_details ?? []));
+    });
+    const final = await stream.finalChatCompletion();
+    expect(reasoning).to.equal('The user is asking for the weather in Florence.');
+    expect(details).to.deep.include({ type: 'reasoning.text', signature: 'Eq0ECkgIDRAB', format: 'anthropic-claude-v1', index: 0 });
+    const call = final.choices[0]?.message.tool_calls?.[0];
+    expect(call?.type === 'function' && JSON.parse(call.function.arguments)).to.deep.equal({ location: 'Florence, Italy' });
+    expect(final.usage).to.deep.include({ prompt_tokens: 607, completion_tokens: 143, cost: 0.001322 });
+    expect(env.upstream.last().json()['reasoning_effort']).to.equal('low');
+    const line = (await env.gw.requestLogs(logged + 1))[logged];
+    expect(line?.['tokens']).to.deep.equal({ input: 607, output: 143, cache_read: 0, cache_write: 0, reasoning: 99 });
+    const raw = await fetch(`${env.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.alice}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    }).then((r) => r.text());
+    expect(raw).to.equal(FIXTURES.openrouterReasoningSse());
+  });
+
   it('streams text with finalChatCompletion()', async () => {
     const final = await client.chat.completions
       .stream({ model: 'gpt-same', messages: [{ role: 'user', content: 'Hi' }] })

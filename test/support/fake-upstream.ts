@@ -52,6 +52,7 @@ export const FIXTURES = {
   openaiTextSse: () => fixture('openai/text.sse'),
   openaiToolJson: () => fixture('openai/tool-call.json'),
   openaiToolSse: () => fixture('openai/tool-call.sse'),
+  openrouterReasoningSse: () => fixture('openai/openrouter-reasoning.sse'),
 };
 
 /** Headers a real provider sends that must never reach the client. */
