@@ -113,9 +113,18 @@ export class Passthrough {
       tap?.push(chunk);
       atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
     });
-    proxyRes.on('close', () => {
+    let usageRead = false;
+    const readUsage = (): void => {
+      if (usageRead) return;
+      usageRead = true;
       const usage = tap?.finish();
       if (usage) state.outcome.usage = usage;
+    };
+    // Registered before pipe(), so usage is recorded before pipe ends the client response and the
+    // request's log line is written.
+    proxyRes.on('end', readUsage);
+    proxyRes.on('close', () => {
+      readUsage();
       if (proxyRes.complete) return;
       state.outcome.error = res.destroyed ? 'client_disconnected' : 'upstream_interrupted';
       this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
