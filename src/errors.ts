@@ -188,6 +188,31 @@ export const ERR = {
       type: 'api_error',
       message: `upstream provider "${provider}" ended the response early`,
     }),
+  upstreamInvalid: (provider: string, detail: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_UPSTREAM_INVALID',
+      type: 'api_error',
+      message: `upstream provider "${provider}" sent an invalid response: ${detail}`,
+    }),
+  // The provider account behind the gateway is out of credit: not the caller's billing problem.
+  upstreamBilling: (provider: string) =>
+    new GatewayError({
+      status: 502,
+      code: 'GW_ERR_UPSTREAM_BILLING',
+      type: 'api_error',
+      message: `upstream provider "${provider}" refused the request for billing reasons; an operator must top up its account`,
+      headers: NO_RETRY,
+    }),
+  /** An error the upstream reported, in its status and type, with its message. */
+  upstreamReported: (provider: string, status: number, type: string, message: string, headers: Record<string, string>) =>
+    new GatewayError({
+      status,
+      code: 'GW_ERR_UPSTREAM_REPORTED',
+      type,
+      message: `upstream provider "${provider}": ${message}`,
+      headers,
+    }),
   pluginInvalidResult: (provider: string, detail: string) =>
     new GatewayError({
       status: 502,

@@ -1,27 +1,44 @@
-import { definePlugin } from '../../src/plugin-host/api.ts';
-import { httpProviderOptions, lowerCaseKeys, type HttpProviderOptions } from '../shared/options.ts';
+import { definePlugin, type ChatDialect } from '../../src/plugin-host/api.ts';
+import { chatProviderOptions, lowerCaseKeys, type ChatProviderOptions } from '../shared/options.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * `openai`: any upstream that speaks OpenAI Chat Completions (OpenAI, OpenRouter, DeepSeek, Groq,
- * vLLM, Ollama…). Chat Completions go through natively, byte for byte. `base_url` follows the
- * OpenAI SDK's convention: it includes `/v1` (or the vendor's equivalent prefix).
+ * vLLM, Ollama…). Chat Completions go through natively, byte for byte; Messages requests are
+ * translated by the core, in the dialect the options describe. `base_url` follows the OpenAI
+ * SDK's convention: it includes `/v1` (or the vendor's equivalent prefix).
  */
-export default definePlugin<HttpProviderOptions>({
+export default definePlugin<ChatProviderOptions>({
   name: 'openai',
   apiVersion: '^1.0.0',
-  optionsSchema: httpProviderOptions,
+  optionsSchema: chatProviderOptions,
   create(provider) {
     const base = provider.baseUrl ?? DEFAULT_BASE_URL;
+    const url = `${base}/chat/completions`;
+    const headers = {
+      ...lowerCaseKeys(provider.options.headers),
+      ...(provider.apiKey === undefined ? {} : { authorization: `Bearer ${provider.apiKey}` }),
+    };
+    const { reasoning, max_tokens_field, top_k, cache_control, pdf } = provider.options;
+    const dialect: Partial<ChatDialect> = {
+      ...(reasoning && { reasoning }),
+      ...(max_tokens_field && { maxTokensField: max_tokens_field }),
+      ...(top_k !== undefined && { topK: top_k }),
+      ...(cache_control !== undefined && { cacheControl: cache_control }),
+      ...(pdf && { pdf }),
+    };
     return {
       native: {
-        endpoints: { chat_completions: `${base}/chat/completions` },
-        headers: {
-          ...lowerCaseKeys(provider.options.headers),
-          ...(provider.apiKey === undefined ? {} : { authorization: `Bearer ${provider.apiKey}` }),
-        },
+        endpoints: { chat_completions: url },
+        headers,
         forwardHeaders: provider.options.forward_headers?.map((h) => h.toLowerCase()) ?? [],
+      },
+      translate: {
+        upstream: 'chat',
+        endpoints: ['messages'],
+        dialect,
+        request: (body) => ({ url, headers, body }),
       },
     };
   },

@@ -1,16 +1,32 @@
 import { z } from 'zod';
 
 /** Options every HTTP provider plugin accepts under `providers[].options`. */
-export const httpProviderOptions = z
+const common = {
+  /** Fixed headers sent upstream on every request (e.g. OpenRouter's HTTP-Referer and X-Title). */
+  headers: z.record(z.string(), z.string()).optional(),
+  /** Extra client request headers to forward upstream on native routes, by name. */
+  forward_headers: z.array(z.string().min(1)).optional(),
+};
+
+/** A Chat Completions upstream: its dialect, for requests translated from Messages (issue #3). */
+export const chatProviderOptions = z
   .strictObject({
-    /** Fixed headers sent upstream on every request (e.g. OpenRouter's HTTP-Referer and X-Title). */
-    headers: z.record(z.string(), z.string()).optional(),
-    /** Extra client request headers to forward upstream, by name. */
-    forward_headers: z.array(z.string().min(1)).optional(),
+    ...common,
+    reasoning: z.enum(['openai', 'openrouter', 'deepseek', 'none']).optional(),
+    max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
+    top_k: z.boolean().optional(),
+    cache_control: z.boolean().optional(),
+    pdf: z.enum(['file', 'text']).optional(),
   })
   .default({});
 
-export type HttpProviderOptions = z.infer<typeof httpProviderOptions>;
+/** A Messages upstream, for requests translated from Chat Completions. */
+export const messagesProviderOptions = z
+  .strictObject({ ...common, default_max_tokens: z.number().int().min(1).optional() })
+  .default({});
+
+export type ChatProviderOptions = z.infer<typeof chatProviderOptions>;
+export type MessagesProviderOptions = z.infer<typeof messagesProviderOptions>;
 
 /** Lower-cases header names so later lookups and overrides are exact. */
 export function lowerCaseKeys(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {

@@ -33,6 +33,7 @@ export function callContextOf(ctx: GatewayContext, log: Logger): CallContext {
     model: route.model.id,
     upstreamModel: route.upstreamModel,
     clientFormat: FORMAT_OF[route.endpoint],
+    maxOutputTokens: route.model.maxOutputTokens,
     signal: controller.signal,
     log: log.child({ req_id: requestId, provider: route.provider.config.id }),
   };

@@ -6,6 +6,8 @@ import type { LoadedProvider } from '../plugin-host/loader.ts';
 import { compileNativeTarget, type NativeTarget, type Passthrough } from '../proxy/passthrough.ts';
 import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
+import { serveTranslated } from './translate.ts';
+import { estimateMessagesInputTokens } from '../usage/estimate.ts';
 
 export interface DispatchOptions {
   readonly providers: ReadonlyMap<string, LoadedProvider>;
@@ -15,7 +17,8 @@ export interface DispatchOptions {
 
 /**
  * The last link of the chain: serves the resolved route by the first capability its provider
- * offers for the endpoint: native passthrough, then in-process invoke. Translation joins in #3.
+ * offers for the endpoint: native passthrough, translation, in-process invoke; count_tokens that
+ * no upstream can answer gets the local estimate.
  */
 export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
   const nativeTargets = new Map<string, NativeTarget>();
@@ -35,6 +38,8 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     const providerId = route.provider.config.id;
     const target = nativeTargets.get(targetKey(providerId, route.endpoint));
     if (target) return options.passthrough.serve(ctx, target);
+    const translator = route.provider.plugin.translate;
+    if (translator?.endpoints.includes(route.endpoint)) return serveTranslated(ctx, translator, options.log);
     const invoke = route.provider.plugin.invoke;
     if (invoke) {
       ctx.state.outcome.kind = 'in-process';
@@ -47,6 +52,12 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
         throw ERR.pluginFailed(providerId);
       }
       return sendResult(ctx, result, options.log);
+    }
+    if (route.endpoint === 'count_tokens' && ctx.state.body) {
+      // No upstream can count: answer with the local estimate (README, "count_tokens").
+      ctx.state.outcome.kind = 'local';
+      ctx.body = { input_tokens: estimateMessagesInputTokens(ctx.state.body) };
+      return;
     }
     throw ERR.formatUnsupported(route.model.id, providerId, ctx.path);
   };

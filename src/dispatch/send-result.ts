@@ -1,19 +1,24 @@
 import { ERR, GatewayError } from '../errors.ts';
-import { FORMAT_OF, type TokenUsage } from '../formats/wire.ts';
+import type { Json } from '../formats/convert/json.ts';
+import { FORMAT_OF, type TokenUsage, type WireFormat } from '../formats/wire.ts';
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
-import type { FormattedStream, PluginResult } from '../plugin-host/api.ts';
+import type { PluginResult } from '../plugin-host/api.ts';
 import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
+import { estimateMessagesInputTokens } from '../usage/estimate.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
+import { bridgeBody, bridgeEvents } from './bridge.ts';
 
 /**
- * Sends a plugin's typed result to the client: JSON bodies through Koa, streams as SSE written
- * here with backpressure. Usage is read from the typed objects as they pass.
+ * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
+ * backpressure. Usage is read from the typed objects as they pass.
  */
+
+/** An in-process plugin's result: converted to the client's format if needed, then sent. */
 export async function sendResult(ctx: GatewayContext, result: PluginResult, log: Logger): Promise<void> {
-  const route = ctx.state.route;
-  if (!route) throw ERR.internal();
+  const { route, body } = ctx.state;
+  if (!route || !body) throw ERR.internal();
   const provider = route.provider.config.id;
   if (route.endpoint === 'count_tokens' || result.format === 'count') {
     if (route.endpoint !== 'count_tokens' || result.format !== 'count') {
@@ -22,60 +27,83 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
     ctx.body = result.body;
     return;
   }
-  if (result.format !== FORMAT_OF[route.endpoint]) {
-    // Converting between formats is the translation layer's job (issue #3).
-    throw ERR.formatUnsupported(route.model.id, provider, ctx.path);
-  }
-  ctx.state.outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
+  const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {
-    const usage = emptyUsage();
-    if (result.format === 'messages') applyMessagesUsage(usage, result.body.usage);
-    else applyChatUsage(usage, result.body.usage);
-    ctx.state.outcome.usage = usage;
-    ctx.body = result.body;
+    const answer = result.body as unknown as Json;
+    sendBody(ctx, clientFormat, result.format === clientFormat ? answer : bridgeBody(result.format, answer));
     return;
   }
-  await sendStream(ctx, result, provider, log);
+  const events = result.events as AsyncIterable<Json>;
+  const converted =
+    result.format === clientFormat
+      ? events
+      : bridgeEvents(result.format, events, {
+          requestId: ctx.state.requestId,
+          model: route.upstreamModel,
+          inputTokensEstimate: clientFormat === 'messages' ? estimateMessagesInputTokens(body) : 0,
+          includeUsage: (body['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true,
+          provider,
+        });
+  await sendStream(ctx, clientFormat, converted, provider, log);
 }
 
-async function sendStream(ctx: GatewayContext, result: FormattedStream, provider: string, log: Logger): Promise<void> {
+export function sendBody(ctx: GatewayContext, format: WireFormat, body: Json): void {
+  ctx.state.outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
+  const usage = emptyUsage();
+  if (format === 'messages') applyMessagesUsage(usage, body['usage']);
+  else applyChatUsage(usage, body['usage']);
+  ctx.state.outcome.usage = usage;
+  ctx.body = body;
+}
+
+export async function sendStream(
+  ctx: GatewayContext,
+  format: WireFormat,
+  events: AsyncIterable<Json>,
+  provider: string,
+  log: Logger,
+): Promise<void> {
   const { surface, requestId, outcome } = ctx.state;
-  const iterator = (result.events as AsyncIterable<Record<string, unknown> & { type?: string }>)[Symbol.asyncIterator]();
-  // Pull the first event before committing to 200: a plugin that fails at once gets a real
-  // HTTP error status rather than an in-band one.
-  let next: IteratorResult<Record<string, unknown> & { type?: string }>;
+  const iterator = events[Symbol.asyncIterator]();
+  // Pull the first event before committing to 200: a failure before any output gets a real
+  // HTTP status rather than an in-band error.
+  let next: IteratorResult<Json>;
   try {
     next = await iterator.next();
   } catch (err) {
-    if (err instanceof GatewayError) throw err;
-    log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'stream failed to start');
-    throw ERR.pluginFailed(provider);
+    throw asFailure(err, provider, requestId, log);
   }
+  outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   ctx.respond = false;
   const writer = new SseWriter(ctx.res);
   writer.start();
   const usage: TokenUsage = emptyUsage();
   let sawUsage = false;
-  const isMessages = result.format === 'messages';
+  const isMessages = format === 'messages';
   try {
     while (next.done !== true) {
       const event = next.value;
       if (isMessages ? applyMessagesEvent(usage, event) : applyChatChunk(usage, event)) sawUsage = true;
       await writer.write(isMessages ? messagesEventFrame(event as { type: string }) : chatChunkFrame(event));
       if (writer.closed) {
-        await iterator.return?.();
         outcome.error = 'client_disconnected';
+        await iterator.return?.();
         break;
       }
       next = await iterator.next();
     }
     writer.end(isMessages ? undefined : CHAT_DONE_FRAME);
   } catch (err) {
-    log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'stream failed');
-    outcome.error = 'stream_failed';
-    const failure = err instanceof GatewayError ? err : ERR.pluginFailed(provider);
+    const failure = asFailure(err, provider, requestId, log);
+    outcome.error = writer.closed ? 'client_disconnected' : failure.code;
     writer.end(streamErrorFrame(surface, failure, requestId));
   } finally {
     if (sawUsage) outcome.usage = usage;
   }
+}
+
+function asFailure(err: unknown, provider: string, requestId: string, log: Logger): GatewayError {
+  if (err instanceof GatewayError) return err;
+  log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'stream failed');
+  return ERR.pluginFailed(provider);
 }

@@ -16,7 +16,7 @@ export interface ResolvedRoute {
 }
 
 /** How a request was served, for the request log and the usage sink. */
-export type RouteKind = 'native' | 'translated' | 'in-process';
+export type RouteKind = 'native' | 'translated' | 'in-process' | 'local';
 
 /** What happened to a request: filled in along the chain, read once when it ends. */
 export interface RequestOutcome {

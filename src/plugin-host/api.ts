@@ -5,8 +5,9 @@
  * A provider plugin tells the core how to reach one upstream. It offers up to three capabilities,
  * tried in this order for each request:
  *   1. `native`    — the upstream speaks the request's format: the core proxies the bytes unchanged.
- *   2. `translate` — the upstream speaks another format: the plugin maps request, response and stream
- *                    events; the core owns HTTP, SSE framing and bridging between formats (issue #3).
+ *   2. `translate` — the upstream speaks the other format: the core converts requests, answers and
+ *                    streams with the shared converters; the plugin states its upstream's dialect
+ *                    and builds the HTTP request (issue #3).
  *   3. `invoke`    — the plugin answers in-process (the built-in `mock`, local models).
  * The core owns bytes and SSE framing; plugins only ever see and return typed objects.
  */
@@ -23,7 +24,10 @@ import type {
   WireFormat,
 } from '../formats/wire.ts';
 
+import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
+
 export type { Endpoint, WireFormat } from '../formats/wire.ts';
+export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
 export const PLUGIN_API_VERSION = '1.0.0';
@@ -110,6 +114,8 @@ export interface CallContext {
   readonly upstreamModel: string;
   /** The format the client expects back. */
   readonly clientFormat: WireFormat;
+  /** The catalogue's max_output_tokens for the model, if set. */
+  readonly maxOutputTokens: number | null;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   readonly log: PluginLogger;
@@ -145,12 +151,11 @@ export interface SseEvent {
   readonly data: string;
 }
 
-/** The upstream request a translator wants sent. The core serialises `body` and sets content-length. */
+/** The HTTP request a translator wants sent. The core serialises `body` and sets content-length. */
 export interface UpstreamRequest {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
-  readonly stream: boolean;
 }
 
 export interface UpstreamResponse {
@@ -168,19 +173,35 @@ export interface PluginError {
   readonly type?: string;
 }
 
-/**
- * Maps between the client's format and an upstream that speaks the other one (issue #3).
- * The shared converters in `src/formats/` do the format work; a plugin adds its upstream's quirks.
- */
-export interface Translator {
-  /** Endpoints this plugin can serve by translation. */
+interface TranslatorBase {
+  /** Client endpoints this plugin serves by translation (count_tokens falls back to a local estimate). */
   readonly endpoints: readonly Endpoint[];
-  request(request: ClientRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
-  response(response: UpstreamResponse, ctx: CallContext): PluginResult | Promise<PluginResult>;
-  stream(events: AsyncIterable<SseEvent>, ctx: CallContext): FormattedStream;
-  /** Maps a non-2xx upstream answer; by default the status decides the error type. */
+  /** Maps a non-2xx upstream answer; by default its status and error body decide. */
   error?(response: UpstreamResponse, ctx: CallContext): PluginError;
 }
+
+/**
+ * An upstream that speaks Chat Completions, serving clients of the other format (issue #3). The
+ * core converts requests and answers with the shared converters in `src/formats/convert/`, as
+ * `dialect` says this upstream needs; the plugin only builds the HTTP request.
+ * @example
+ * { upstream: 'chat', endpoints: ['messages'], dialect: { reasoning: 'openrouter' },
+ *   request: (body) => ({ url: `${base}/chat/completions`, headers: { authorization: `Bearer ${key}` }, body }) }
+ */
+export interface ChatTranslator extends TranslatorBase {
+  readonly upstream: 'chat';
+  readonly dialect?: Partial<ChatDialect>;
+  request(body: ChatRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
+}
+
+/** An upstream that speaks Anthropic Messages, serving Chat Completions clients (issue #3). */
+export interface MessagesTranslator extends TranslatorBase {
+  readonly upstream: 'messages';
+  readonly dialect?: Partial<MessagesDialect>;
+  request(body: MessagesRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
+}
+
+export type Translator = ChatTranslator | MessagesTranslator;
 
 /** The logger handed to plugins (a pino child logger carrying the provider id). */
 export interface PluginLogger {

@@ -165,9 +165,13 @@ function checkProviderPlugin(value: unknown): string | null {
   }
   if (translate !== undefined) {
     if (!isRecord(translate) || !Array.isArray(translate['endpoints'])) return 'translate needs an endpoints array';
-    for (const hook of ['request', 'response', 'stream'] as const) {
-      if (typeof translate[hook] !== 'function') return `translate.${hook} must be a function`;
+    if (translate['upstream'] !== 'chat' && translate['upstream'] !== 'messages') {
+      return 'translate.upstream must be "chat" or "messages"';
     }
+    for (const endpoint of translate['endpoints']) {
+      if (!ENDPOINTS.includes(endpoint as Endpoint)) return `translate.endpoints has an unknown endpoint "${String(endpoint)}"`;
+    }
+    if (typeof translate['request'] !== 'function') return 'translate.request must be a function';
   }
   return null;
 }

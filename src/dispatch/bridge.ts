@@ -1,0 +1,106 @@
+import { chatToMessage } from '../formats/convert/chat-to-messages-response.ts';
+import { chatChunksToMessagesEvents } from '../formats/convert/chat-to-messages-stream.ts';
+import { chatToMessagesRequest } from '../formats/convert/chat-to-messages-request.ts';
+import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
+import type { Json } from '../formats/convert/json.ts';
+import { messageToChat } from '../formats/convert/messages-to-chat-response.ts';
+import { messagesEventsToChatChunks } from '../formats/convert/messages-to-chat-stream.ts';
+import { messagesToChatRequest } from '../formats/convert/messages-to-chat-request.ts';
+import { ToolNames } from '../formats/convert/tool-names.ts';
+import { chatChunksFromSse, messagesEventsFromSse } from '../formats/upstream-events.ts';
+import type { WireFormat } from '../formats/wire.ts';
+import type { SseEvent, Translator } from '../plugin-host/api.ts';
+import { estimateMessagesInputTokens } from '../usage/estimate.ts';
+
+/**
+ * Everything format-specific about one translated request, decided once: the body to send
+ * upstream, and how the upstream's answer (whole or streamed) comes back in the client's format.
+ * Conversion state (shortened tool names, an emulated response_format) lives in the closures.
+ */
+export interface TranslationPlan {
+  readonly upstreamBody: Json;
+  answer(body: Json): Json;
+  stream(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
+}
+
+export interface PlanInput {
+  readonly clientFormat: WireFormat;
+  readonly body: Json;
+  readonly translator: Translator;
+  readonly requestId: string;
+  readonly upstreamModel: string;
+  readonly maxOutputTokens: number | null;
+  readonly provider: string;
+}
+
+const idOf = (requestId: string): string => requestId.replace(/^req_/, '');
+const now = (): number => Math.floor(Date.now() / 1000);
+
+export function planTranslation(input: PlanInput): TranslationPlan {
+  const { body, translator, provider, upstreamModel } = input;
+  if (translator.upstream === input.clientFormat) {
+    // Same format: only the model name changes; events are checked for errors and truncation.
+    const parse = translator.upstream === 'chat' ? chatChunksFromSse : messagesEventsFromSse;
+    return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, stream: (events) => parse(events, provider) };
+  }
+  if (translator.upstream === 'chat') {
+    const conversion = messagesToChatRequest(body, {
+      model: upstreamModel,
+      dialect: { ...DEFAULT_CHAT_DIALECT, ...translator.dialect },
+      maxOutputTokens: input.maxOutputTokens,
+    });
+    return {
+      upstreamBody: conversion.body,
+      answer: (answer) => chatToMessage(answer, conversion.toolNames) as unknown as Json,
+      stream: (events) =>
+        chatChunksToMessagesEvents(chatChunksFromSse(events, provider), {
+          messageId: `msg_${idOf(input.requestId)}`,
+          model: upstreamModel,
+          inputTokensEstimate: estimateMessagesInputTokens(body),
+          toolNames: conversion.toolNames,
+          provider,
+        }),
+    };
+  }
+  const conversion = chatToMessagesRequest(body, {
+    model: upstreamModel,
+    dialect: { ...DEFAULT_MESSAGES_DIALECT, ...translator.dialect },
+    maxOutputTokens: input.maxOutputTokens,
+  });
+  const created = now();
+  return {
+    upstreamBody: conversion.body,
+    answer: (answer) => messageToChat(answer, { jsonTool: conversion.jsonTool, created }) as unknown as Json,
+    stream: (events) =>
+      messagesEventsToChatChunks(messagesEventsFromSse(events, provider), {
+        id: `chatcmpl-${idOf(input.requestId)}`,
+        created,
+        includeUsage: (body['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true,
+        jsonTool: conversion.jsonTool,
+      }),
+  };
+}
+
+/** A whole answer produced in-process in the other format, converted for the client. */
+export function bridgeBody(from: WireFormat, body: Json): Json {
+  return from === 'chat'
+    ? (chatToMessage(body, new ToolNames()) as unknown as Json)
+    : (messageToChat(body, { jsonTool: null, created: now() }) as unknown as Json);
+}
+
+/** Typed events produced in-process in the other format, converted for the client. */
+export function bridgeEvents(
+  from: WireFormat,
+  events: AsyncIterable<Json>,
+  context: { requestId: string; model: string; inputTokensEstimate: number; includeUsage: boolean; provider: string },
+): AsyncIterable<Json> {
+  return from === 'chat'
+    ? chatChunksToMessagesEvents(events, {
+        messageId: `msg_${idOf(context.requestId)}`,
+        model: context.model,
+        inputTokensEstimate: context.inputTokensEstimate,
+        toolNames: new ToolNames(),
+        provider: context.provider,
+      })
+    : messagesEventsToChatChunks(events, { id: `chatcmpl-${idOf(context.requestId)}`, created: now(), includeUsage: context.includeUsage, jsonTool: null });
+}

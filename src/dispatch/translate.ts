@@ -1,0 +1,114 @@
+import { ERR, GatewayError, errorTypeForStatus } from '../errors.ts';
+import { asObject, isObject, type Json } from '../formats/convert/json.ts';
+import { reportedError } from '../formats/upstream-events.ts';
+import { FORMAT_OF } from '../formats/wire.ts';
+import type { GatewayContext } from '../http/state.ts';
+import type { Logger } from '../log.ts';
+import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
+import type { ChatRequest, MessagesRequest } from '../formats/wire.ts';
+import { decodeSse } from '../sse/decode.ts';
+import { planTranslation } from './bridge.ts';
+import { callContextOf } from './call-context.ts';
+import { sendBody, sendStream } from './send-result.ts';
+
+/** Upstream response headers worth passing on with an error: they tell the client when to retry. */
+const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
+
+/**
+ * Serves a request through a translating plugin: the request is converted to the upstream's
+ * format, sent with fetch (aborted when the client leaves), and the answer or stream converted
+ * back. Failures before the first byte keep their HTTP status; later ones end the stream in-band.
+ */
+export async function serveTranslated(ctx: GatewayContext, translator: Translator, log: Logger): Promise<void> {
+  const { route, body, requestId, outcome } = ctx.state;
+  if (!route || !body) throw ERR.internal();
+  const provider = route.provider.config.id;
+  const clientFormat = FORMAT_OF[route.endpoint];
+  outcome.kind = 'translated';
+  const call = callContextOf(ctx, log);
+  const plan = planTranslation({
+    clientFormat,
+    body,
+    translator,
+    requestId,
+    upstreamModel: route.upstreamModel,
+    maxOutputTokens: route.model.maxOutputTokens,
+    provider,
+  });
+  const request = await buildRequest(translator, plan.upstreamBody, call);
+  let response: Response;
+  try {
+    response = await fetch(request.url, {
+      method: 'POST',
+      headers: { ...request.headers, 'content-type': 'application/json' },
+      body: JSON.stringify(request.body),
+      signal: call.signal,
+    });
+  } catch (err) {
+    if (call.signal.aborted) throw ERR.clientClosed();
+    log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
+    throw ERR.upstreamUnreachable(provider);
+  }
+  outcome.upstreamStatus = response.status;
+  outcome.firstByteMs = performance.now() - ctx.state.startedAt;
+  if (!response.ok) throw await upstreamFailure(response, translator, call, provider, log);
+
+  if (body['stream'] === true) {
+    if (!response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      throw ERR.upstreamInvalid(provider, 'a stream was asked for and something else came back');
+    }
+    const events = decodeSse(response.body, () => (call.signal.aborted ? ERR.clientClosed() : ERR.upstreamInterrupted(provider)));
+    await sendStream(ctx, clientFormat, plan.stream(events), provider, log);
+    return;
+  }
+  let answer: unknown;
+  try {
+    answer = await response.json();
+  } catch {
+    throw ERR.upstreamInvalid(provider, 'the answer is not JSON');
+  }
+  if (!isObject(answer)) throw ERR.upstreamInvalid(provider, 'the answer is not a JSON object');
+  sendBody(ctx, clientFormat, plan.answer(answer));
+}
+
+function buildRequest(translator: Translator, body: Json, call: CallContext): UpstreamRequest | Promise<UpstreamRequest> {
+  // The body was produced by the shared converters for this upstream's format.
+  return translator.upstream === 'chat'
+    ? translator.request(body as unknown as ChatRequest, call)
+    : translator.request(body as unknown as MessagesRequest, call);
+}
+
+async function upstreamFailure(
+  response: Response,
+  translator: Translator,
+  call: CallContext,
+  provider: string,
+  log: Logger,
+): Promise<GatewayError> {
+  const text = await response.text().catch(() => '');
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text for the plugin's error hook
+  }
+  // As on native routes: the provider refusing the gateway's own key or credit is an operator's
+  // problem, and its body may echo part of the key (reliability.md §4.3).
+  if (response.status === 401) {
+    log.error({ req_id: call.requestId, provider }, 'upstream rejected the provider API key');
+    return ERR.upstreamRejectedCredentials(provider);
+  }
+  if (response.status === 402) return ERR.upstreamBilling(provider);
+  const headers: Record<string, string> = {};
+  for (const name of RETRY_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  if (translator.error) {
+    const mapped = translator.error({ status: response.status, headers: response.headers, body: parsed }, call);
+    return ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers);
+  }
+  const error = asObject(asObject(parsed)['error']);
+  if (Object.keys(error).length === 0) error['message'] = `HTTP ${response.status}`;
+  return reportedError(provider, error, response.status, headers);
+}

@@ -1,0 +1,93 @@
+import type { Message } from '../wire.ts';
+import { asArray, asObject, asString, type Json } from './json.ts';
+import { reasoningPieces } from './reasoning.ts';
+import { stopReasonFromFinish } from './stop-reason.ts';
+import { safeToolUseId, type ToolNames } from './tool-names.ts';
+import { messagesUsageFromChat } from './usage.ts';
+
+/**
+ * A Chat completion → a Message (protocol.md §D.4): thinking first, then text, then tool_use.
+ * A thinking block keeps the upstream's signature when it is Anthropic's and otherwise has an
+ * empty one: a signature is never invented (§D.7).
+ */
+export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
+  const choice = asObject(asArray(completion['choices'])[0]);
+  const message = asObject(choice['message']);
+  const content: Json[] = [];
+
+  let thinking: Json | null = null;
+  for (const piece of reasoningPieces(message)) {
+    if (piece.kind === 'encrypted') {
+      content.push({ type: 'redacted_thinking', data: piece.value });
+      thinking = null;
+    } else if (piece.kind === 'text') {
+      if (!thinking) {
+        thinking = { type: 'thinking', thinking: '', signature: '' };
+        content.push(thinking);
+      }
+      thinking['thinking'] = String(thinking['thinking']) + piece.value;
+    } else if (thinking) {
+      thinking['signature'] = piece.value;
+    }
+  }
+
+  const text = textOf(message['content']);
+  if (text !== '') content.push({ type: 'text', text, citations: null });
+  const refusal = asString(message['refusal']);
+  if (refusal) content.push({ type: 'text', text: refusal, citations: null });
+
+  asArray(message['tool_calls']).forEach((raw, i) => {
+    const call = asObject(raw);
+    const fn = asObject(call['function']);
+    content.push({
+      type: 'tool_use',
+      id: safeToolUseId(asString(call['id']), i),
+      name: toolNames.client(asString(fn['name']) ?? ''),
+      input: parseArguments(asString(fn['arguments']) ?? ''),
+    });
+  });
+
+  const finish = asString(choice['finish_reason']);
+  return {
+    id: asString(completion['id']) ?? 'msg_gateway',
+    type: 'message',
+    role: 'assistant',
+    model: asString(completion['model']) ?? '',
+    content: content as unknown as Message['content'],
+    container: null,
+    diagnostics: null,
+    stop_details: null,
+    stop_reason: refusal ? 'refusal' : stopReasonFromFinish(finish),
+    stop_sequence: null,
+    usage: {
+      ...messagesUsageFromChat(asObject(completion['usage'])),
+      cache_creation: null,
+      inference_geo: null,
+      output_tokens_details: null,
+      server_tool_use: null,
+      service_tier: null,
+      speed: null,
+    },
+  };
+}
+
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return asArray(content)
+    .map((part) => asString(asObject(part)['text']) ?? '')
+    .join('');
+}
+
+/**
+ * Tool arguments are a JSON string that may be invalid (protocol.md §B.3). Anthropic's input is
+ * an object: anything else is kept, not dropped, under `raw_arguments`.
+ */
+export function parseArguments(text: string): Json {
+  if (text.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Json) : { raw_arguments: text };
+  } catch {
+    return { raw_arguments: text };
+  }
+}

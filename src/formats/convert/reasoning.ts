@@ -1,0 +1,46 @@
+import { asArray, asObject, asString, type Json } from './json.ts';
+
+/**
+ * Reasoning as Chat upstreams send it (protocol.md §C.2, §D.7): DeepSeek/vLLM `reasoning_content`,
+ * OpenRouter `reasoning` plus typed `reasoning_details`. OpenRouter sends the same text in both of
+ * its fields, so details win when they carry text.
+ */
+export interface ReasoningPiece {
+  readonly kind: 'text' | 'signature' | 'encrypted';
+  readonly value: string;
+}
+
+/** Only Anthropic's own signatures and encrypted blocks can ever be replayed to Claude. */
+const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
+
+export function reasoningPieces(source: Json): ReasoningPiece[] {
+  const pieces: ReasoningPiece[] = [];
+  let detailText = false;
+  for (const raw of asArray(source['reasoning_details'])) {
+    const item = asObject(raw);
+    const format = asString(item['format']);
+    if (item['type'] === 'reasoning.text') {
+      const text = asString(item['text']);
+      if (text) {
+        pieces.push({ kind: 'text', value: text });
+        detailText = true;
+      }
+      const signature = asString(item['signature']);
+      if (signature && format === ANTHROPIC_FORMAT) pieces.push({ kind: 'signature', value: signature });
+    } else if (item['type'] === 'reasoning.summary') {
+      const summary = asString(item['summary']);
+      if (summary) {
+        pieces.push({ kind: 'text', value: summary });
+        detailText = true;
+      }
+    } else if (item['type'] === 'reasoning.encrypted' && format === ANTHROPIC_FORMAT) {
+      const data = asString(item['data']);
+      if (data) pieces.push({ kind: 'encrypted', value: data });
+    }
+  }
+  if (!detailText) {
+    const text = asString(source['reasoning_content']) ?? asString(source['reasoning']);
+    if (text) pieces.unshift({ kind: 'text', value: text });
+  }
+  return pieces;
+}

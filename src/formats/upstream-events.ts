@@ -1,0 +1,68 @@
+import { ERR, errorTypeForStatus, type GatewayError } from '../errors.ts';
+import type { SseEvent } from '../plugin-host/api.ts';
+import { asArray, asNumber, asObject, asString, isObject, type Json } from './convert/json.ts';
+
+/**
+ * Upstream SSE events → typed objects of the upstream's format. An in-band error, a malformed
+ * event or a stream that ends before its terminator becomes a thrown GatewayError, which the core
+ * turns into an in-band error for the client: a cut stream never looks complete.
+ */
+
+function parse(event: SseEvent, provider: string): Json {
+  let value: unknown;
+  try {
+    value = JSON.parse(event.data);
+  } catch {
+    throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
+  }
+  if (!isObject(value)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
+  return value;
+}
+
+/** Chat chunks; ends at `[DONE]`. OpenRouter reports errors as `error` or `finish_reason: "error"` (protocol.md §C.6). */
+export async function* chatChunksFromSse(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
+  let finished = false;
+  for await (const event of events) {
+    if (event.data === '[DONE]') return;
+    const chunk = parse(event, provider);
+    if (isObject(chunk['error'])) throw reportedError(provider, chunk['error']);
+    const choice = asObject(asArray(chunk['choices'])[0]);
+    if (choice['finish_reason'] === 'error') throw reportedError(provider, asObject(choice['error']));
+    if (typeof choice['finish_reason'] === 'string') finished = true;
+    yield chunk;
+  }
+  // No [DONE]: complete only if the model said it had finished.
+  if (!finished) throw ERR.upstreamInterrupted(provider);
+}
+
+/** Messages events; complete only with message_stop. `event: error` carries Anthropic's error type. */
+export async function* messagesEventsFromSse(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
+  for await (const event of events) {
+    const data = parse(event, provider);
+    if (event.event === 'error' || data['type'] === 'error') throw reportedError(provider, asObject(data['error']));
+    yield data;
+    if (data['type'] === 'message_stop') return;
+  }
+  throw ERR.upstreamInterrupted(provider);
+}
+
+/**
+ * An error body in any of the three shapes: Anthropic `{type, message}`, OpenAI
+ * `{message, type, code}`, OpenRouter `{code: number, message}` (protocol.md §D.10).
+ */
+export function reportedError(provider: string, error: Json, status?: number, headers: Record<string, string> = {}): GatewayError {
+  const code = asNumber(error['code']);
+  const httpStatus = status ?? (code !== undefined && code >= 400 && code < 600 ? code : 502);
+  const type = anthropicType(asString(error['type'])) ?? errorTypeForStatus(httpStatus === 503 ? 529 : httpStatus);
+  const message = (asString(error['message']) ?? 'unknown error').slice(0, 2000);
+  return ERR.upstreamReported(provider, httpStatus, type, message, headers);
+}
+
+const ANTHROPIC_TYPES = new Set([
+  'invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error',
+  'request_too_large', 'rate_limit_error', 'api_error', 'timeout_error', 'overloaded_error',
+]);
+
+function anthropicType(type: string | undefined): string | undefined {
+  return type !== undefined && ANTHROPIC_TYPES.has(type) ? type : undefined;
+}

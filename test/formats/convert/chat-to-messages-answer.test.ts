@@ -1,0 +1,230 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { chatToMessage } from '../../../src/formats/convert/chat-to-messages-response.ts';
+import { chatChunksToMessagesEvents } from '../../../src/formats/convert/chat-to-messages-stream.ts';
+import { ToolNames } from '../../../src/formats/convert/tool-names.ts';
+import { chatChunksFromSse } from '../../../src/formats/upstream-events.ts';
+import { decodeSse } from '../../../src/sse/decode.ts';
+import { GatewayError } from '../../../src/errors.ts';
+
+type Json = Record<string, unknown>;
+const fixture = (path: string) => readFileSync(new URL(`../../fixtures/${path}`, import.meta.url));
+
+async function* bytes(...chunks: (string | Buffer)[]): AsyncGenerator<Uint8Array> {
+  for (const chunk of chunks) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+}
+
+/** Upstream SSE bytes → client events, through the same pieces the gateway uses. */
+async function events(sse: string | Buffer, toolNames = new ToolNames()): Promise<Json[]> {
+  const out: Json[] = [];
+  const chunks = chatChunksFromSse(decodeSse(bytes(sse), (e) => e as Error), 'up');
+  for await (const e of chatChunksToMessagesEvents(chunks, { messageId: 'msg_1', model: 'm', inputTokensEstimate: 50, toolNames, provider: 'up' })) out.push(e);
+  return out;
+}
+const chunk = (delta: Json, finish: string | null = null, extra: Json = {}) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+const usageChunk = (usage: Json) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage })}\n\n`;
+const DONE = 'data: [DONE]\n\n';
+
+const START = {
+  type: 'message_start',
+  message: {
+    id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null,
+    usage: { input_tokens: 50, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  },
+};
+const PING = { type: 'ping' };
+
+describe('Chat answer → Message (protocol.md §D.4)', () => {
+  const completion = (message: Json, finish: string, usage: Json = { prompt_tokens: 10, completion_tokens: 5 }) => ({
+    id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-x', choices: [{ index: 0, message, finish_reason: finish }], usage,
+  });
+
+  it('maps finish_reason: stop→end_turn, length→max_tokens, tool_calls→tool_use, content_filter→refusal', () => {
+    const expected: Record<string, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal' };
+    for (const [finish, stop] of Object.entries(expected)) {
+      expect(chatToMessage(completion({ role: 'assistant', content: 'x' }, finish), new ToolNames()).stop_reason).to.equal(stop);
+    }
+  });
+
+  it('puts thinking first, then text, then tool_use with parsed input and the same ids', () => {
+    const message = chatToMessage(
+      completion(
+        {
+          role: 'assistant',
+          content: 'Calling.',
+          reasoning_content: 'Plan: call the tool.',
+          tool_calls: [
+            { id: 'call_A', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+            { id: 'functions.Bash:0', type: 'function', function: { name: 'bash', arguments: 'not json' } },
+          ],
+        },
+        'tool_calls',
+      ),
+      new ToolNames(),
+    );
+    expect(message.content).to.deep.equal([
+      { type: 'thinking', thinking: 'Plan: call the tool.', signature: '' },
+      { type: 'text', text: 'Calling.', citations: null },
+      { type: 'tool_use', id: 'call_A', name: 'weather', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'functions_Bash_0', name: 'bash', input: { raw_arguments: 'not json' } },
+    ]);
+  });
+
+  it('keeps an Anthropic signature from reasoning_details and never invents one', () => {
+    const signed = chatToMessage(
+      completion(
+        {
+          role: 'assistant',
+          content: 'Hi',
+          reasoning: 'Think.',
+          reasoning_details: [
+            { type: 'reasoning.text', text: 'Think.', format: 'anthropic-claude-v1', index: 0 },
+            { type: 'reasoning.text', signature: 'SIG', format: 'anthropic-claude-v1', index: 0 },
+          ],
+        },
+        'stop',
+      ),
+      new ToolNames(),
+    );
+    expect(signed.content[0]).to.deep.equal({ type: 'thinking', thinking: 'Think.', signature: 'SIG' });
+    const openaiSummary = chatToMessage(
+      completion({ role: 'assistant', content: 'Hi', reasoning_details: [{ type: 'reasoning.summary', summary: 'Sum.', format: 'openai-responses-v1' }, { type: 'reasoning.encrypted', data: 'gAAA', format: 'openai-responses-v1' }] }, 'stop'),
+      new ToolNames(),
+    );
+    expect(openaiSummary.content[0]).to.deep.equal({ type: 'thinking', thinking: 'Sum.', signature: '' });
+    expect(openaiSummary.content).to.have.length(2);
+  });
+
+  it('maps usage: input excludes cached tokens, cache reads and writes apart', () => {
+    const message = chatToMessage(
+      completion({ role: 'assistant', content: 'x' }, 'stop', { prompt_tokens: 100, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 60, cache_write_tokens: 10 } }),
+      new ToolNames(),
+    );
+    expect(message.usage).to.deep.include({ input_tokens: 30, output_tokens: 7, cache_read_input_tokens: 60, cache_creation_input_tokens: 10 });
+  });
+
+  it('turns a refusal into text with stop_reason refusal', () => {
+    const message = chatToMessage(completion({ role: 'assistant', content: null, refusal: 'I cannot help.' }, 'stop'), new ToolNames());
+    expect(message.content).to.deep.equal([{ type: 'text', text: 'I cannot help.', citations: null }]);
+    expect(message.stop_reason).to.equal('refusal');
+  });
+
+  it('restores shortened tool names', () => {
+    const names = new ToolNames();
+    const short = names.upstream('x'.repeat(80));
+    const message = chatToMessage(completion({ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: short, arguments: '{}' } }] }, 'tool_calls'), names);
+    expect(message.content[0]).to.deep.include({ name: 'x'.repeat(80) });
+  });
+});
+
+describe('Chat stream → Messages events (protocol.md §D.8)', () => {
+  it('turns the recorded tool stream into the worked example of §D.8', async () => {
+    expect(await events(fixture('openai/tool-call.sse'))).to.deep.equal([
+      START,
+      PING,
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'call_7kE4IjtnwXcGbX6hDM7xFu8T', name: 'weather', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: 'location' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '":"Florence, Italy"}' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 61, output_tokens: 16, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+      { type: 'message_stop' },
+    ]);
+  });
+
+  it('opens no block for a role-only first chunk, and carries text deltas in one block', async () => {
+    expect(await events(fixture('openai/text.sse'))).to.deep.equal([
+      START,
+      PING,
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '! How can I help?' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 15, output_tokens: 7, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 } },
+      { type: 'message_stop' },
+    ]);
+  });
+
+  it('turns OpenRouter reasoning into a signed thinking block before the tool call, ignoring its comment line', async () => {
+    const out = await events(fixture('openai/openrouter-reasoning.sse'));
+    expect(out.slice(2, 8)).to.deep.equal([
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'The user is asking for' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: ' the weather in Florence.' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'Eq0ECkgIDRAB' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_bdrk_01N8hD5cYDw4WfvnjKXAkA2W', name: 'weather', input: {} } },
+    ]);
+    // OpenRouter repeats finish_reason in its usage chunk: one message_delta, with the usage.
+    const deltas = out.filter((e) => e['type'] === 'message_delta');
+    expect(deltas).to.deep.equal([
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 607, output_tokens: 143, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+    ]);
+    expect(out.at(-1)).to.deep.equal({ type: 'message_stop' });
+  });
+
+  it('gives parallel tool calls one block each, in order', async () => {
+    const out = await events(
+      chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '' } }] }) +
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] }) +
+        chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'g', arguments: '{"y":' } }] }) +
+        chunk({ tool_calls: [{ index: 1, function: { arguments: '2}' } }] }) +
+        chunk({}, 'tool_calls') + usageChunk({ prompt_tokens: 1, completion_tokens: 2 }) + DONE,
+    );
+    expect(out.slice(2).map((e) => [e['type'], e['index'] ?? null])).to.deep.equal([
+      ['content_block_start', 0], ['content_block_delta', 0], ['content_block_stop', 0],
+      ['content_block_start', 1], ['content_block_delta', 1], ['content_block_delta', 1], ['content_block_stop', 1],
+      ['message_delta', null], ['message_stop', null],
+    ]);
+  });
+
+  it('never emits an empty block or delta, and an empty answer is still a valid stream (peers.md §2 #8)', async () => {
+    const out = await events(chunk({ role: 'assistant', content: '' }) + chunk({ content: '' }) + chunk({}, 'stop') + usageChunk({ prompt_tokens: 3, completion_tokens: 0 }) + DONE);
+    expect(out).to.deep.equal([
+      START,
+      PING,
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 3, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+      { type: 'message_stop' },
+    ]);
+  });
+
+  it('holds message_delta for the usage chunk and drops anything after it', async () => {
+    const out = await events(chunk({ content: 'a' }) + chunk({}, 'length') + usageChunk({ prompt_tokens: 9, completion_tokens: 1 }) + chunk({ content: 'late' }) + DONE);
+    expect(out.filter((e) => e['type'] === 'message_delta')).to.deep.equal([
+      { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { input_tokens: 9, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+    ]);
+    expect(JSON.stringify(out)).not.to.include('late');
+  });
+
+  it('ends normally at [DONE] without a usage chunk, with the estimate as input', async () => {
+    const out = await events(chunk({ content: 'a' }) + chunk({}, 'stop') + DONE);
+    expect(out.at(-2)).to.deep.equal({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 50, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } });
+  });
+
+  it('raises on an in-band error chunk, an OpenRouter error finish, and a stream cut before it finished', async () => {
+    const failures: [string, RegExp][] = [
+      [chunk({ content: 'a' }) + 'data: {"error":{"message":"Overloaded","code":529}}\n\n', /Overloaded/],
+      [chunk({ content: 'a' }) + `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'error', error: { code: 502, message: 'Provider returned error' } }] })}\n\n`, /Provider returned error/],
+      [chunk({ content: 'a' }), /ended the response early/],
+      ['data: {not json\n\n', /not JSON/],
+    ];
+    for (const [sse, message] of failures) {
+      const err = await events(sse).then(() => null, (e: unknown) => e);
+      expect(err, sse).to.be.instanceOf(GatewayError);
+      expect((err as Error).message).to.match(message);
+    }
+    const overloaded = await events(failures[0]![0]).catch((e: GatewayError) => e);
+    expect(overloaded).to.include({ status: 529, type: 'overloaded_error' });
+  });
+
+  it('refuses interleaved arguments of parallel tool calls rather than corrupt them', async () => {
+    const sse =
+      chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'f', arguments: '{' } }] }) +
+      chunk({ tool_calls: [{ index: 1, id: 'b', function: { name: 'g', arguments: '{' } }] }) +
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '}' } }] }) + chunk({}, 'tool_calls') + DONE;
+    const err = await events(sse).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(GatewayError);
+    expect((err as Error).message).to.include('interleaved');
+  });
+});
