@@ -25,6 +25,15 @@ export function errorTypeForStatus(status: number): string {
   return TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 }
 
+const STATUS_BY_TYPE: ReadonlyMap<string, number> = new Map(
+  Object.entries(TYPE_BY_STATUS).map(([status, type]) => [type, Number(status)]),
+);
+
+/** The HTTP status an error type stands for, when only the type is known (an in-band error). */
+export function statusForErrorType(type: string): number | undefined {
+  return STATUS_BY_TYPE.get(type);
+}
+
 export interface GatewayErrorInit {
   readonly status: number;
   /** Stable machine code for logs and tests, `GW_ERR_*`. */

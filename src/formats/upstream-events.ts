@@ -1,4 +1,4 @@
-import { ERR, errorTypeForStatus, type GatewayError } from '../errors.ts';
+import { ERR, errorTypeForStatus, statusForErrorType, type GatewayError } from '../errors.ts';
 import type { SseEvent } from '../plugin-host/api.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from './convert/json.ts';
 
@@ -52,8 +52,14 @@ export async function* messagesEventsFromSse(events: AsyncIterable<SseEvent>, pr
  */
 export function reportedError(provider: string, error: Json, status?: number, headers: Record<string, string> = {}): GatewayError {
   const code = asNumber(error['code']);
-  const httpStatus = status ?? (code !== undefined && code >= 400 && code < 600 ? code : 502);
-  const type = anthropicType(asString(error['type'])) ?? errorTypeForStatus(httpStatus === 503 ? 529 : httpStatus);
+  const namedType = anthropicType(asString(error['type']));
+  const httpStatus =
+    status ??
+    (code !== undefined && code >= 400 && code < 600 ? code : undefined) ??
+    (namedType === undefined ? undefined : statusForErrorType(namedType)) ??
+    502;
+  // An upstream 503 means "overloaded, retry later" (protocol.md §D.10).
+  const type = namedType ?? errorTypeForStatus(httpStatus === 503 ? 529 : httpStatus);
   const message = (asString(error['message']) ?? 'unknown error').slice(0, 2000);
   return ERR.upstreamReported(provider, httpStatus, type, message, headers);
 }
