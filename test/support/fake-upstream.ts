@@ -30,6 +30,8 @@ export interface Reply {
   body?: unknown;
   /** SSE text, written one event at a time. */
   sse?: string;
+  /** Pause between SSE events, to watch a stream arrive piece by piece. */
+  eventDelayMs?: number;
   /** Destroy the socket after this many SSE events (an upstream reset mid-stream). */
   resetAfterEvents?: number;
   /** Never answer (a stalled upstream). */
@@ -174,7 +176,7 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
       }
       res.write(event);
       sent++;
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => (reply.eventDelayMs ? setTimeout(r, reply.eventDelayMs) : setImmediate(r)));
     }
     res.end();
     return;

@@ -53,6 +53,38 @@ models:
 ${extra}`;
 }
 
+/**
+ * The standard config plus Chat upstreams in other dialects, all on the fake upstream: `or-*`
+ * models go through an OpenRouter-style provider, `ds-chat` through a DeepSeek-style one.
+ */
+export function translationConfig(upstreamUrl: string): string {
+  return standardConfig(
+    upstreamUrl,
+    `  - id: or-claude
+    routes: [{ provider: openrouter, model: anthropic/claude-sonnet-4.6 }]
+    pricing: { input: 3, output: 15 }
+    max_output_tokens: 16000
+  - id: ds-chat
+    routes: [{ provider: deepseek, model: deepseek-reasoner }]
+    pricing: { input: 0.5, output: 2 }
+    max_output_tokens: 8192
+`,
+  ).replace(
+    '  - { id: mock, plugin: mock }',
+    `  - { id: mock, plugin: mock }
+  - id: openrouter
+    plugin: openai
+    base_url: "${upstreamUrl}/v1"
+    api_key: sk-or-test
+    options: { reasoning: openrouter, max_tokens_field: max_tokens, top_k: true, cache_control: true }
+  - id: deepseek
+    plugin: openai
+    base_url: "${upstreamUrl}/v1"
+    api_key: sk-ds-test
+    options: { reasoning: deepseek, max_tokens_field: max_tokens }`,
+  );
+}
+
 /** Collects the gateway's log lines as parsed objects. */
 export class LogCapture extends Writable {
   readonly lines: Record<string, unknown>[] = [];

@@ -58,6 +58,9 @@ export function chatToMessagesRequest(request: Json, options: ChatToMessagesOpti
   const user = asString(request['user']) ?? asString(request['safety_identifier']);
   if (user !== undefined) body['metadata'] = { user_id: user };
   if (request['stream'] === true) body['stream'] = true;
+  // Anthropic's automatic caching, which Chat clients reach through this extension field
+  // (Portkey dropped it: peers.md §2 #18).
+  if (isObject(request['cache_control'])) body['cache_control'] = request['cache_control'];
   Object.assign(body, toolFields(request), thinkingFields(request, maxTokens));
   const jsonTool = applyResponseFormat(request, body);
   return { body, jsonTool };
@@ -90,9 +93,18 @@ function textOf(content: unknown): string {
   return asArray(content).map((p) => asString(asObject(p)['text']) ?? '').join('');
 }
 
+/** Text parts as text blocks, keeping each part's cache_control (OpenRouter's convention for Claude). */
 function textBlocks(content: unknown): Json[] {
-  const text = textOf(content);
-  return text === '' ? [] : [{ type: 'text', text }];
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  return asArray(content).flatMap((raw) => {
+    const part = asObject(raw);
+    const text = asString(part['text']);
+    return text ? [{ type: 'text', text, ...cacheControl(part) }] : [];
+  });
+}
+
+function cacheControl(part: Json): Json {
+  return isObject(part['cache_control']) ? { cache_control: part['cache_control'] } : {};
 }
 
 function userBlocks(content: unknown): Json[] {
@@ -101,9 +113,9 @@ function userBlocks(content: unknown): Json[] {
     const part = asObject(raw);
     switch (part['type']) {
       case 'text':
-        return asString(part['text']) ? [{ type: 'text', text: part['text'] }] : [];
+        return asString(part['text']) ? [{ type: 'text', text: part['text'], ...cacheControl(part) }] : [];
       case 'image_url':
-        return [mediaBlock(asString(asObject(part['image_url'])['url']) ?? '')];
+        return [{ ...mediaBlock(asString(asObject(part['image_url'])['url']) ?? ''), ...cacheControl(part) }];
       case 'file':
         return [fileBlock(asObject(part['file']))];
       case 'input_audio':

@@ -31,7 +31,7 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
     }
   }
 
-  const text = textOf(message['content']);
+  const text = textOf(message['content']) + imagesAsMarkdown(message['images']);
   if (text !== '') content.push({ type: 'text', text, citations: null });
   const refusal = asString(message['refusal']);
   if (refusal) content.push({ type: 'text', text: refusal, citations: null });
@@ -48,6 +48,9 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
   });
 
   const finish = asString(choice['finish_reason']);
+  // vLLM names the stop string that matched (choices[].stop_reason); OpenAI does not, and then a
+  // stop sequence cannot be told from a natural end (protocol.md §D.4; peers.md §2 #20).
+  const matched = finish === 'stop' ? asString(choice['stop_reason']) : undefined;
   return {
     id: asString(completion['id']) ?? 'msg_gateway',
     type: 'message',
@@ -57,8 +60,8 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
     container: null,
     diagnostics: null,
     stop_details: null,
-    stop_reason: refusal ? 'refusal' : stopReasonFromFinish(finish),
-    stop_sequence: null,
+    stop_reason: refusal ? 'refusal' : matched !== undefined ? 'stop_sequence' : stopReasonFromFinish(finish),
+    stop_sequence: matched ?? null,
     usage: {
       ...messagesUsageFromChat(asObject(completion['usage'])),
       cache_creation: null,
@@ -69,6 +72,18 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
       speed: null,
     },
   };
+}
+
+/**
+ * Images a Chat model generated (OpenRouter's `images`, protocol.md §C.4). Messages answers cannot
+ * hold images, so they become Markdown images in the text, data and all (peers.md §2 #34).
+ */
+export function imagesAsMarkdown(images: unknown): string {
+  return asArray(images)
+    .map((raw) => asString(asObject(asObject(raw)['image_url'])['url']))
+    .filter((url): url is string => url !== undefined && url !== '')
+    .map((url) => `\n\n![image](${url})`)
+    .join('');
 }
 
 export function textOf(content: unknown): string {

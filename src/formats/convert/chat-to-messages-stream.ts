@@ -1,6 +1,7 @@
 import { ERR } from '../../errors.ts';
 import { asArray, asObject, asString, type Json } from './json.ts';
 import { reasoningPieces } from './reasoning.ts';
+import { imagesAsMarkdown } from './chat-to-messages-response.ts';
 import { stopReasonFromFinish, type StopReason } from './stop-reason.ts';
 import { safeToolUseId, type ToolNames } from './tool-names.ts';
 import { messagesUsageFromChat, type MessagesUsageCounts } from './usage.ts';
@@ -41,6 +42,7 @@ export async function* chatChunksToMessagesEvents(
   const state: { open: OpenBlock | null } = { open: null };
   const toolBlocks = new Map<number, number>();
   let stop: StopReason | null = null;
+  let stopSequence: string | null = null;
   let usage: MessagesUsageCounts | null = null;
   let done = false;
 
@@ -64,7 +66,7 @@ export async function* chatChunksToMessagesEvents(
     yield* close();
     done = true;
     const counts = usage ?? { input_tokens: options.inputTokensEstimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
-    yield { type: 'message_delta', delta: { stop_reason: stop ?? 'end_turn', stop_sequence: null }, usage: { ...counts } };
+    yield { type: 'message_delta', delta: { stop_reason: stop ?? 'end_turn', stop_sequence: stopSequence }, usage: { ...counts } };
     yield { type: 'message_stop' };
   };
 
@@ -101,7 +103,7 @@ export async function* chatChunksToMessagesEvents(
       }
     }
 
-    for (const text of [asString(delta['content']), asString(delta['refusal'])]) {
+    for (const text of [asString(delta['content']), asString(delta['refusal']), imagesAsMarkdown(delta['images'])]) {
       if (!text) continue; // never an empty text block or delta
       const index = yield* ensure('text', { type: 'text', text: '' });
       yield { type: 'content_block_delta', index, delta: { type: 'text_delta', text } };
@@ -135,7 +137,9 @@ export async function* chatChunksToMessagesEvents(
     const reason = asString(choice['finish_reason']);
     if (reason !== undefined) {
       yield* close();
-      if (stop !== 'refusal') stop = stopReasonFromFinish(reason);
+      const matched = reason === 'stop' ? asString(choice['stop_reason']) : undefined;
+      if (matched !== undefined) stopSequence = matched;
+      if (stop !== 'refusal') stop = matched !== undefined ? 'stop_sequence' : stopReasonFromFinish(reason);
     }
     if (stop !== null && usage !== null) yield* finish();
   }

@@ -3,6 +3,7 @@ import type { ChatDialect } from './dialect.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from './json.ts';
 import { cacheControlOf, describeBlock, toolResultContent, userParts, type ChatPart } from './messages-content.ts';
 import { ToolNames } from './tool-names.ts';
+import { unwrapReasoningDetail } from './opaque-reasoning.ts';
 
 /**
  * A Messages request → a Chat Completions request (protocol.md §D.1, §D.2). Fields with no
@@ -109,18 +110,33 @@ function assistantMessage(blocks: Json[], dialect: ChatDialect, toolNames: ToolN
           function: { name: toolNames.upstream(asString(block['name']) ?? ''), arguments: JSON.stringify(block['input'] ?? {}) },
         });
         break;
-      case 'thinking':
-        reasoningText.push(asString(block['thinking']) ?? '');
-        reasoningDetails.push({
-          type: 'reasoning.text',
-          text: asString(block['thinking']) ?? '',
-          ...(asString(block['signature']) ? { signature: block['signature'] } : {}),
-          format: 'anthropic-claude-v1',
-          index: reasoningDetails.length,
-        });
+      case 'thinking': {
+        const text = asString(block['thinking']) ?? '';
+        reasoningText.push(text);
+        // Another vendor's item comes back exactly as it was sent (opaque-reasoning.ts).
+        const original = unwrapReasoningDetail(block['signature']);
+        reasoningDetails.push(
+          original
+            ? { ...original, text }
+            : {
+                type: 'reasoning.text',
+                text,
+                ...(asString(block['signature']) ? { signature: block['signature'] } : {}),
+                format: 'anthropic-claude-v1',
+                index: reasoningDetails.length,
+              },
+        );
         break;
+      }
       case 'redacted_thinking':
-        reasoningDetails.push({ type: 'reasoning.encrypted', data: asString(block['data']) ?? '', format: 'anthropic-claude-v1', index: reasoningDetails.length });
+        reasoningDetails.push(
+          unwrapReasoningDetail(block['data']) ?? {
+            type: 'reasoning.encrypted',
+            data: asString(block['data']) ?? '',
+            format: 'anthropic-claude-v1',
+            index: reasoningDetails.length,
+          },
+        );
         break;
       default:
         texts.push({ type: 'text', text: describeBlock(block) });

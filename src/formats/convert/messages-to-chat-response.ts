@@ -68,6 +68,8 @@ export function messageToChat(message: Json, options: MessagesToChatOptions): Ch
         message: out as unknown as ChatCompletion['choices'][number]['message'],
         logprobs: null,
         finish_reason: answeredByJsonTool && stop === 'tool_use' ? 'stop' : finishFromStopReason(stop),
+        // Chat has no field for the matched stop sequence; vLLM's `stop_reason` carries it (peers.md §2 #20).
+        ...(stop === 'stop_sequence' && typeof message['stop_sequence'] === 'string' && { stop_reason: message['stop_sequence'] }),
       },
     ],
     usage: chatUsageFromMessages(asObject(message['usage'])),

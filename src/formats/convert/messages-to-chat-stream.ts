@@ -93,7 +93,10 @@ export async function* messagesEventsToChatChunks(events: AsyncIterable<Json>, o
       case 'message_delta': {
         usage = { ...usage, ...definedOnly(asObject(event['usage'])) };
         const stop = asString(asObject(event['delta'])['stop_reason']);
-        yield chunk({}, answeredByJsonTool && stop === 'tool_use' ? 'stop' : finishFromStopReason(stop));
+        const matched = asString(asObject(event['delta'])['stop_sequence']);
+        const finishChunk = chunk({}, answeredByJsonTool && stop === 'tool_use' ? 'stop' : finishFromStopReason(stop));
+        if (stop === 'stop_sequence' && matched !== undefined) (finishChunk['choices'] as Json[])[0]!['stop_reason'] = matched;
+        yield finishChunk;
         if (options.includeUsage) yield { ...chunk({}), choices: [], usage: chatUsageFromMessages(usage) };
         break;
       }

@@ -1,9 +1,11 @@
 import { asArray, asObject, asString, type Json } from './json.ts';
+import { wrapReasoningDetail } from './opaque-reasoning.ts';
 
 /**
  * Reasoning as Chat upstreams send it (protocol.md §C.2, §D.7): DeepSeek/vLLM `reasoning_content`,
  * OpenRouter `reasoning` plus typed `reasoning_details`. OpenRouter sends the same text in both of
- * its fields, so details win when they carry text.
+ * its fields, so details win when they carry text. Signatures and encrypted items of other vendors
+ * are wrapped so they survive the round trip through a Messages client.
  */
 export interface ReasoningPiece {
   readonly kind: 'text' | 'signature' | 'encrypted';
@@ -26,16 +28,17 @@ export function reasoningPieces(source: Json): ReasoningPiece[] {
         detailText = true;
       }
       const signature = asString(item['signature']);
-      if (signature && format === ANTHROPIC_FORMAT) pieces.push({ kind: 'signature', value: signature });
+      // Anthropic's own signature stays as it is; another vendor's travels wrapped (opaque-reasoning.ts).
+      if (signature) pieces.push({ kind: 'signature', value: format === ANTHROPIC_FORMAT ? signature : wrapReasoningDetail({ ...item, text: undefined }) });
     } else if (item['type'] === 'reasoning.summary') {
       const summary = asString(item['summary']);
       if (summary) {
         pieces.push({ kind: 'text', value: summary });
         detailText = true;
       }
-    } else if (item['type'] === 'reasoning.encrypted' && format === ANTHROPIC_FORMAT) {
+    } else if (item['type'] === 'reasoning.encrypted') {
       const data = asString(item['data']);
-      if (data) pieces.push({ kind: 'encrypted', value: data });
+      if (data) pieces.push({ kind: 'encrypted', value: format === ANTHROPIC_FORMAT ? data : wrapReasoningDetail(item) });
     }
   }
   if (!detailText) {

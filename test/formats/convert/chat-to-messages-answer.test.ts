@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { chatToMessage } from '../../../src/formats/convert/chat-to-messages-response.ts';
 import { chatChunksToMessagesEvents } from '../../../src/formats/convert/chat-to-messages-stream.ts';
 import { ToolNames } from '../../../src/formats/convert/tool-names.ts';
+import { DEFAULT_CHAT_DIALECT } from '../../../src/formats/convert/dialect.ts';
+import { messagesToChatRequest } from '../../../src/formats/convert/messages-to-chat-request.ts';
 import { chatChunksFromSse } from '../../../src/formats/upstream-events.ts';
 import { decodeSse } from '../../../src/sse/decode.ts';
 import { GatewayError } from '../../../src/errors.ts';
@@ -93,7 +95,30 @@ describe('Chat answer → Message (protocol.md §D.4)', () => {
       new ToolNames(),
     );
     expect(openaiSummary.content[0]).to.deep.equal({ type: 'thinking', thinking: 'Sum.', signature: '' });
-    expect(openaiSummary.content).to.have.length(2);
+    // Another vendor's encrypted reasoning is kept, opaque and clearly not an Anthropic block.
+    const redacted = openaiSummary.content[1] as unknown as { type: string; data: string };
+    expect(redacted.type).to.equal('redacted_thinking');
+    expect(redacted.data.startsWith('junction.reasoning.v1:')).to.equal(true);
+    expect(openaiSummary.content[2]).to.deep.include({ type: 'text', text: 'Hi' });
+  });
+
+  it('round-trips another vendor’s reasoning state through a Messages client unchanged (peers.md §2 #10)', () => {
+    const gemini = [
+      { type: 'reasoning.text', text: 'Thinking…', signature: 'gemini-thought-sig', format: 'google-gemini-v1', index: 0 },
+      { type: 'reasoning.encrypted', data: 'opaque-state', format: 'google-gemini-v1', index: 1, id: 'r1' },
+    ];
+    const message = chatToMessage(
+      completion({ role: 'assistant', content: null, reasoning_details: gemini, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, 'tool_calls'),
+      new ToolNames(),
+    );
+    // The client sends the assistant turn back as it got it; the next Chat request carries the items as they were.
+    const next = messagesToChatRequest(
+      { max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: message.content }] },
+      { model: 'm', dialect: { ...DEFAULT_CHAT_DIALECT, reasoning: 'openrouter' }, maxOutputTokens: null },
+    );
+    const assistant = (next.body['messages'] as Json[])[1]!;
+    expect(assistant['reasoning_details']).to.deep.equal(gemini);
+    expect(assistant['tool_calls']).to.deep.equal([{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }]);
   });
 
   it('maps usage: input excludes cached tokens, cache reads and writes apart', () => {
