@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { FIXTURES } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, translationConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, translationConfig, useUpstreamAndGateway } from '../support/gateway.ts';
 
 type Json = Record<string, unknown>;
 const WEATHER = { name: 'weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } };
