@@ -3,6 +3,14 @@ import { chatProviderOptions, lowerCaseKeys, type ChatProviderOptions } from '..
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
+/** The `reasoning` option names the convention by the vendor that uses it. */
+const REASONING_FIELDS = {
+  openai: 'reasoning_effort',
+  openrouter: 'reasoning_details',
+  deepseek: 'reasoning_content',
+  none: 'none',
+} as const satisfies Record<string, ChatDialect['reasoning']>;
+
 /**
  * `openai`: any upstream that speaks OpenAI Chat Completions (OpenAI, OpenRouter, DeepSeek, Groq,
  * vLLM, Ollama…). Chat Completions go through natively, byte for byte; Messages requests are
@@ -22,7 +30,7 @@ export default definePlugin<ChatProviderOptions>({
     };
     const { reasoning, max_tokens_field, top_k, cache_control, pdf } = provider.options;
     const dialect: Partial<ChatDialect> = {
-      ...(reasoning && { reasoning }),
+      ...(reasoning && { reasoning: REASONING_FIELDS[reasoning] }),
       ...(max_tokens_field && { maxTokensField: max_tokens_field }),
       ...(top_k !== undefined && { topK: top_k }),
       ...(cache_control !== undefined && { cacheControl: cache_control }),

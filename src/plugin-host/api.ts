@@ -185,7 +185,7 @@ interface TranslatorBase {
  * core converts requests and answers with the shared converters in `src/formats/convert/`, as
  * `dialect` says this upstream needs; the plugin only builds the HTTP request.
  * @example
- * { upstream: 'chat', endpoints: ['messages'], dialect: { reasoning: 'openrouter' },
+ * { upstream: 'chat', endpoints: ['messages'], dialect: { reasoning: 'reasoning_details' },
  *   request: (body) => ({ url: `${base}/chat/completions`, headers: { authorization: `Bearer ${key}` }, body }) }
  */
 export interface ChatTranslator extends TranslatorBase {

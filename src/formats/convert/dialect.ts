@@ -4,27 +4,28 @@
  */
 export interface ChatDialect {
   /**
-   * How reasoning is requested and replayed (protocol.md §D.1, §D.7):
-   * - `openai`: `reasoning_effort`; reasoning cannot be sent back.
-   * - `openrouter`: `reasoning: {max_tokens | effort}`; thinking goes back as `reasoning_details`,
-   *   signatures included, so Claude behind OpenRouter can continue a tool loop.
-   * - `deepseek`: no request field (the model decides); thinking goes back as `reasoning_content`,
-   *   which DeepSeek requires on assistant turns with tools.
+   * The fields through which the upstream takes reasoning (protocol.md §D.1, §D.7):
+   * - `reasoning_effort`: requested as `reasoning_effort`; it cannot be sent back (OpenAI).
+   * - `reasoning_details`: requested as `reasoning: {max_tokens | effort}`; thinking goes back as
+   *   `reasoning` plus `reasoning_details`, signatures included, so a signed model can continue a
+   *   tool loop (OpenRouter's convention).
+   * - `reasoning_content`: not requested (the model decides); thinking goes back as
+   *   `reasoning_content`, which some models require on assistant turns with tools (DeepSeek's).
    * - `none`: reasoning is neither requested nor sent back.
    */
-  readonly reasoning: 'openai' | 'openrouter' | 'deepseek' | 'none';
+  readonly reasoning: 'reasoning_effort' | 'reasoning_details' | 'reasoning_content' | 'none';
   /** OpenAI's reasoning models refuse `max_tokens`; most compatible servers want it. */
   readonly maxTokensField: 'max_tokens' | 'max_completion_tokens';
-  /** Whether `top_k` is accepted (OpenRouter, vLLM) or refused (OpenAI). */
+  /** Whether `top_k` is accepted (some compatible servers) or refused (OpenAI's own API). */
   readonly topK: boolean;
-  /** Whether `cache_control` on content parts is understood (OpenRouter to Claude). */
+  /** Whether `cache_control` on content parts is understood (routers in front of Claude). */
   readonly cacheControl: boolean;
   /** Whether PDFs can go as `file` parts, or must become a text note. */
   readonly pdf: 'file' | 'text';
 }
 
 export const DEFAULT_CHAT_DIALECT: ChatDialect = {
-  reasoning: 'openai',
+  reasoning: 'reasoning_effort',
   maxTokensField: 'max_completion_tokens',
   topK: false,
   cacheControl: false,

@@ -145,10 +145,10 @@ function assistantMessage(blocks: Json[], dialect: ChatDialect, toolNames: ToolN
   const message: Json = { role: 'assistant', content: joinTexts(texts) };
   if (toolCalls.length > 0) message['tool_calls'] = toolCalls;
   // Thinking goes back the way the upstream takes it (§D.7); OpenAI's Chat API takes none.
-  if (dialect.reasoning === 'openrouter' && reasoningDetails.length > 0) {
+  if (dialect.reasoning === 'reasoning_details' && reasoningDetails.length > 0) {
     message['reasoning'] = reasoningText.join('');
     message['reasoning_details'] = reasoningDetails;
-  } else if (dialect.reasoning === 'deepseek' && reasoningText.length > 0) {
+  } else if (dialect.reasoning === 'reasoning_content' && reasoningText.length > 0) {
     message['reasoning_content'] = reasoningText.join('');
   }
   return message;
@@ -211,9 +211,9 @@ function reasoningFields(request: Json, dialect: ChatDialect): Json {
   const budget = asNumber(thinking['budget_tokens']);
   const effort = effortOf(budget, asString(asObject(request['output_config'])['effort']));
   switch (dialect.reasoning) {
-    case 'openai':
+    case 'reasoning_effort':
       return { reasoning_effort: effort };
-    case 'openrouter':
+    case 'reasoning_details':
       return { reasoning: budget !== undefined ? { max_tokens: budget } : { effort } };
     default:
       return {};

@@ -114,7 +114,7 @@ describe('Chat answer → Message (protocol.md §D.4)', () => {
     // The client sends the assistant turn back as it got it; the next Chat request carries the items as they were.
     const next = messagesToChatRequest(
       { max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: message.content }] },
-      { model: 'm', dialect: { ...DEFAULT_CHAT_DIALECT, reasoning: 'openrouter' }, maxOutputTokens: null },
+      { model: 'm', dialect: { ...DEFAULT_CHAT_DIALECT, reasoning: 'reasoning_details' }, maxOutputTokens: null },
     );
     const assistant = (next.body['messages'] as Json[])[1]!;
     expect(assistant['reasoning_details']).to.deep.equal(gemini);

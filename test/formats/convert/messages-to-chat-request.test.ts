@@ -175,11 +175,11 @@ describe('Messages request → Chat request (protocol.md §D.1, §D.2)', () => {
     expect(body(enabled)['reasoning_effort']).to.equal('high');
     expect(body({ ...enabled, thinking: { type: 'enabled', budget_tokens: 2048 } })['reasoning_effort']).to.equal('medium');
     expect(body({ ...enabled, thinking: { type: 'enabled', budget_tokens: 1024 } })['reasoning_effort']).to.equal('low');
-    expect(body(enabled, { reasoning: 'openrouter' })['reasoning']).to.deep.equal({ max_tokens: 5000 });
+    expect(body(enabled, { reasoning: 'reasoning_details' })['reasoning']).to.deep.equal({ max_tokens: 5000 });
     const adaptive = { thinking: { type: 'adaptive' }, output_config: { effort: 'high' }, messages: [user('x')] };
     expect(body(adaptive)['reasoning_effort']).to.equal('high');
-    expect(body(adaptive, { reasoning: 'openrouter' })['reasoning']).to.deep.equal({ effort: 'high' });
-    for (const reasoning of ['deepseek', 'none'] as const) {
+    expect(body(adaptive, { reasoning: 'reasoning_details' })['reasoning']).to.deep.equal({ effort: 'high' });
+    for (const reasoning of ['reasoning_content', 'none'] as const) {
       const out = body(enabled, { reasoning });
       expect(out).not.to.have.any.keys('reasoning', 'reasoning_effort');
     }
@@ -200,7 +200,7 @@ describe('Messages request → Chat request (protocol.md §D.1, §D.2)', () => {
         },
       ],
     };
-    const openrouter = (body(history, { reasoning: 'openrouter' })['messages'] as Json[])[1];
+    const openrouter = (body(history, { reasoning: 'reasoning_details' })['messages'] as Json[])[1];
     expect(openrouter).to.deep.include({
       reasoning: 'Let me think.',
       reasoning_details: [
@@ -208,7 +208,7 @@ describe('Messages request → Chat request (protocol.md §D.1, §D.2)', () => {
         { type: 'reasoning.encrypted', data: 'ENC', format: 'anthropic-claude-v1', index: 1 },
       ],
     });
-    expect((body(history, { reasoning: 'deepseek' })['messages'] as Json[])[1]).to.deep.include({ reasoning_content: 'Let me think.' });
+    expect((body(history, { reasoning: 'reasoning_content' })['messages'] as Json[])[1]).to.deep.include({ reasoning_content: 'Let me think.' });
     expect((body(history)['messages'] as Json[])[1]).not.to.have.any.keys('reasoning', 'reasoning_details', 'reasoning_content');
   });
 
