@@ -56,6 +56,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     if (route.endpoint === 'count_tokens' && ctx.state.body) {
       // No upstream can count: answer with the local estimate (README, "count_tokens").
       ctx.state.outcome.kind = 'local';
+      ctx.set('x-junction-estimate', 'true');
       ctx.body = { input_tokens: estimateMessagesInputTokens(ctx.state.body) };
       return;
     }

@@ -91,6 +91,7 @@ describe('translated routes through the official SDKs', () => {
       });
       expect(res.status).to.equal(200);
       expect(res.json()).to.deep.equal({ input_tokens: 200 });
+      expect(res.headers.get('x-junction-estimate')).to.equal('true');
       expect(env.upstream.requests).to.have.length(0);
     });
   });

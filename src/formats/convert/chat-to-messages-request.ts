@@ -78,6 +78,10 @@ function refuseUnsupported(request: Json): void {
   }
   if (asArray(request['modalities']).includes('audio') || request['audio'] != null) refuse('modalities', 'audio output');
   if (request['prediction'] != null) refuse('prediction', 'predicted output');
+  if (request['web_search_options'] != null) refuse('web_search_options', 'web search');
+  if (request['functions'] != null || request['function_call'] != null) {
+    throw ERR.invalidField('functions: the deprecated functions/function_call fields are not translated; send tools and tool_choice', 'functions');
+  }
 }
 
 /** Consecutive same-role turns are merged, as the Messages API would do anyway (protocol.md §A.2). */

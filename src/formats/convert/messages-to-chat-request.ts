@@ -25,6 +25,9 @@ export interface MessagesToChatOptions {
 
 export function messagesToChatRequest(request: Json, options: MessagesToChatOptions): ChatRequestConversion {
   const { dialect } = options;
+  if (asArray(request['mcp_servers']).length > 0) {
+    throw ERR.invalidField('mcp_servers: MCP servers are run by Anthropic’s API; this model’s upstream cannot use them', 'mcp_servers');
+  }
   const toolNames = new ToolNames();
   const messages: Json[] = [];
   const system = systemMessage(request['system'], dialect);

@@ -176,6 +176,8 @@ describe('Chat request → Messages request (protocol.md §D.3)', () => {
       [{ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, messages: x }, 'modalities'],
       [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] }, 'messages'],
       [{ tools: [{ type: 'custom', custom: { name: 'c' } }], messages: x }, 'tools[0].type'],
+      [{ web_search_options: {}, messages: x }, 'web_search_options'],
+      [{ functions: [{ name: 'f' }], messages: x }, 'functions'],
     ];
     for (const [request, param] of refused) {
       const err = (() => {

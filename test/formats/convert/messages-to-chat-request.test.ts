@@ -227,6 +227,10 @@ describe('Messages request → Chat request (protocol.md §D.1, §D.2)', () => {
     expect(toolNames.client(name)).to.equal(long);
   });
 
+  it('refuses server-side MCP servers, which a Chat upstream cannot run', () => {
+    expect(() => body({ mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'x' }], messages: [user('x')] })).to.throw(GatewayError, /mcp_servers/);
+  });
+
   it('refuses more than 4 stop sequences, which Chat upstreams reject', () => {
     expect(() => body({ stop_sequences: ['a', 'b', 'c', 'd', 'e'], messages: [user('x')] })).to.throw(GatewayError, /stop_sequences/);
   });
