@@ -1,8 +1,7 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { FIXTURES } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, KEYS, MESSAGES_HEADERS, translationConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, MESSAGES_HEADERS, translationConfig, useSdkClients, useUpstreamAndGateway } from '../support/gateway.ts';
 
 /**
  * Every pitfall users filed against peer gateways (../shared/reference/peers.md §2), each as a test
@@ -52,12 +51,7 @@ function expectValidMessagesStream(list: { event: string | undefined; data: Json
 
 describe('peer gateway pitfalls (peers.md §2)', () => {
   const env = useUpstreamAndGateway(translationConfig);
-  let anthropic: Anthropic;
-  let openai: OpenAI;
-  before(() => {
-    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
-    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
-  });
+  const sdk = useSdkClients(env);
   const messagesStream = async (model: string, extra: Json = {}) => {
     const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model, max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'x' }], ...extra } });
     return events(res.text);
@@ -77,7 +71,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
 
     it('#2 litellm#29491: a custom OpenAI-compatible provider under Claude Code keeps tool arguments', async () => {
       env.upstream.script(() => ({ sse: FIXTURES.openaiToolSse() }));
-      const message = await anthropic.messages
+      const message = await sdk.anthropic.messages
         .stream({ model: 'ds-chat', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }, { headers: { 'anthropic-beta': 'claude-code-20250219', 'x-app': 'cli' } })
         .finalMessage();
       expect(message.content[0]).to.deep.include({ type: 'tool_use', input: { location: 'Florence, Italy' } });
@@ -87,7 +81,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       env.upstream.script(() => ({
         sse: chunk({ role: 'assistant', content: 'Let me check.' }) + chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"location":"Rome"}' } }] }) + chunk({}, 'tool_calls') + usage(5, 5) + DONE,
       }));
-      const stream = anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] });
+      const stream = sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] });
       const message = await stream.finalMessage();
       expect(message.content.map((b) => b.type)).to.deep.equal(['text', 'tool_use']);
     });
@@ -148,7 +142,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
           chunk({ tool_calls: [{ index: 1, id: 'c2', type: 'function', function: { name: 'noargs', arguments: '' } }] }) +
           chunk({}, 'tool_calls') + usage(1, 1) + DONE,
       }));
-      const message = await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const message = await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       expect(message.content).to.deep.equal([
         { type: 'tool_use', id: 'c1', name: 'weather', input: {} },
         { type: 'tool_use', id: 'c2', name: 'noargs', input: {} },
@@ -156,13 +150,13 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       env.upstream.script(() => ({
         sse: chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"location":"Oslo"}' } }] }, 'tool_calls') + usage(1, 1) + DONE,
       }));
-      const late = await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const late = await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       expect(late.content[0]).to.deep.include({ input: { location: 'Oslo' } });
     });
 
     it('#8 claude-code-router#212/#639: an empty answer is a valid, empty message (no empty text block)', async () => {
       env.upstream.script(() => ({ sse: chunk({ role: 'assistant', content: '' }) + chunk({}, 'stop') + usage(3, 0) + DONE }));
-      const message = await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const message = await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       expect(message.content).to.deep.equal([]);
       expect(message.stop_reason).to.equal('end_turn');
     });
@@ -171,10 +165,10 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
   describe('thinking and reasoning continuity', () => {
     it('#9 litellm#9255: reasoning without a signature gets none invented, and none is sent back', async () => {
       env.upstream.script(() => ({ sse: chunk({ role: 'assistant', reasoning: 'Hmm.' }) + chunk({ content: 'Hi' }, 'stop') + usage(1, 1) + DONE }));
-      const message = await anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const message = await sdk.anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       expect(message.content[0]).to.deep.equal({ type: 'thinking', thinking: 'Hmm.', signature: '' });
       env.upstream.script(undefined);
-      await anthropic.messages.create({ model: 'or-claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: message.content }, { role: 'user', content: 'y' }] });
+      await sdk.anthropic.messages.create({ model: 'or-claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: message.content }, { role: 'user', content: 'y' }] });
       const replayed = (env.upstream.last().json()['messages'] as Json[])[1]!;
       expect(replayed['reasoning_details']).to.deep.equal([{ type: 'reasoning.text', text: 'Hmm.', format: 'anthropic-claude-v1', index: 0 }]);
     });
@@ -187,9 +181,9 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       env.upstream.script(() => ({
         sse: chunk({ role: 'assistant', reasoning: 'Considering.', reasoning_details: details }) + chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }] }, 'tool_calls') + usage(1, 1) + DONE,
       }));
-      const first = await anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const first = await sdk.anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       env.upstream.script(undefined);
-      await anthropic.messages.create({
+      await sdk.anthropic.messages.create({
         model: 'or-claude',
         max_tokens: 100,
         tools: [WEATHER],
@@ -202,9 +196,9 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       env.upstream.script(() => ({
         sse: chunk({ role: 'assistant', reasoning_content: 'I need the weather.' }) + chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }] }, 'tool_calls') + usage(1, 1) + DONE,
       }));
-      const first = await anthropic.messages.stream({ model: 'ds-chat', max_tokens: 4000, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const first = await sdk.anthropic.messages.stream({ model: 'ds-chat', max_tokens: 4000, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       env.upstream.script(undefined);
-      await anthropic.messages.create({
+      await sdk.anthropic.messages.create({
         model: 'ds-chat',
         max_tokens: 100,
         tools: [WEATHER],
@@ -235,7 +229,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       const body = `{"model":"claude-same","max_tokens":10,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[${JSON.stringify(thinking)},{"type":"text","text":"a"}]},{"role":"user","content":"y"}]}`;
       await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body });
       expect(env.upstream.last().body.toString()).to.equal(body);
-      await openai.chat.completions.create({
+      await sdk.openai.chat.completions.create({
         model: 'claude-sonnet-4-6',
         messages: [
           { role: 'user', content: 'x' },
@@ -250,7 +244,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       env.upstream.script(() => ({
         sse: chunk({ role: 'assistant', reasoning_details: [{ type: 'reasoning.text', text: 'T', signature: 'sig', format: 'openai-responses-v1', index: 0 }] }) + chunk({ content: 'Hi' }, 'stop') + usage(1, 1) + DONE,
       }));
-      const message = await anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      const message = await sdk.anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       const signature = (message.content[0] as { signature: string }).signature;
       expect(signature.startsWith('junction.reasoning.v1:')).to.equal(true);
     });
@@ -299,19 +293,19 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
   describe('stop reasons, finish reasons and usage', () => {
     it('#20 litellm#40064: the matched stop sequence is kept across formats', async () => {
       env.upstream.script(() => ({ body: { id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'a' }, finish_reason: 'stop', stop_reason: '###' }], usage: {} } }));
-      const fromChat = await anthropic.messages.create({ model: 'ds-chat', max_tokens: 10, stop_sequences: ['###'], messages: [{ role: 'user', content: 'x' }] });
+      const fromChat = await sdk.anthropic.messages.create({ model: 'ds-chat', max_tokens: 10, stop_sequences: ['###'], messages: [{ role: 'user', content: 'x' }] });
       expect(fromChat).to.include({ stop_reason: 'stop_sequence', stop_sequence: '###' });
       env.upstream.script(() => ({ body: { id: 'm', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'text', text: 'a' }], stop_reason: 'stop_sequence', stop_sequence: '###', usage: {} } }));
-      const fromMessages = await openai.chat.completions.create({ model: 'claude-sonnet-4-6', stop: '###', messages: [{ role: 'user', content: 'x' }] });
+      const fromMessages = await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', stop: '###', messages: [{ role: 'user', content: 'x' }] });
       expect(fromMessages.choices[0]).to.include({ finish_reason: 'stop', stop_reason: '###' });
     });
 
     it('#21 litellm PR #23800: refusal maps both ways; newer stop reasons are not folded into stop', async () => {
       env.upstream.script(() => ({ body: { id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'no' }, finish_reason: 'content_filter' }], usage: {} } }));
-      expect((await anthropic.messages.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).stop_reason).to.equal('refusal');
+      expect((await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).stop_reason).to.equal('refusal');
       for (const [stop, finish] of [['refusal', 'content_filter'], ['model_context_window_exceeded', 'length']]) {
         env.upstream.script(() => ({ body: { id: 'm', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'text', text: 'a' }], stop_reason: stop, usage: {} } }));
-        expect((await openai.chat.completions.create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] })).choices[0]?.finish_reason).to.equal(finish);
+        expect((await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] })).choices[0]?.finish_reason).to.equal(finish);
       }
     });
 
@@ -341,7 +335,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
     it('#25 litellm#38507: OpenRouter usage on translated streams is read and recorded, not logged as zero', async () => {
       env.upstream.script(() => ({ sse: FIXTURES.openrouterReasoningSse() }));
       const logged = env.gw.logs.requests().length;
-      await anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      await sdk.anthropic.messages.stream({ model: 'or-claude', max_tokens: 4000, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage();
       const line = (await env.gw.requestLogs(logged + 1))[logged]!;
       expect(line).to.include({ route: 'translated', provider: 'openrouter' });
       expect(line['tokens']).to.deep.include({ input: 607, output: 143 });
@@ -444,7 +438,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       env.upstream.script(() => ({ body: answer }));
       const native = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'draw' }] } });
       expect(native.json()).to.deep.equal(answer);
-      const translated = await anthropic.messages.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'draw' }] });
+      const translated = await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'draw' }] });
       expect(translated.content).to.deep.equal([{ type: 'text', text: 'Here.\n\n![image](data:image/png;base64,iVBORw0KGgo=)', citations: null }]);
     });
   });

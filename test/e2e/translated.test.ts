@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { FIXTURES } from '../support/fake-upstream.ts';
-import { call, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, translationConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, translationConfig, useSdkClients, useUpstreamAndGateway } from '../support/gateway.ts';
 
 type Json = Record<string, unknown>;
 const WEATHER = { name: 'weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } };
@@ -11,16 +11,11 @@ const WEATHER_FN = { type: 'function' as const, function: { name: 'weather', par
 
 describe('translated routes through the official SDKs', () => {
   const env = useUpstreamAndGateway(translationConfig);
-  let anthropic: Anthropic;
-  let openai: OpenAI;
-  before(() => {
-    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
-    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
-  });
+  const sdk = useSdkClients(env);
 
   describe('Anthropic SDK → Chat upstream', () => {
     it('sends the upstream a valid Chat request with the provider key and include_usage', async () => {
-      await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 256, system: 'Be brief.', tools: [WEATHER], messages: [{ role: 'user', content: 'Weather in Florence?' }] }).finalMessage();
+      await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 256, system: 'Be brief.', tools: [WEATHER], messages: [{ role: 'user', content: 'Weather in Florence?' }] }).finalMessage();
       const sent = env.upstream.last();
       expect(sent.url).to.equal('/v1/chat/completions');
       expect(sent.headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.openai}`);
@@ -36,24 +31,24 @@ describe('translated routes through the official SDKs', () => {
     });
 
     it('finalMessage() returns the text and its usage', async () => {
-      const message = await anthropic.messages.stream({ model: 'gpt-same', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+      const message = await sdk.anthropic.messages.stream({ model: 'gpt-same', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
       expect(message.content).to.deep.equal([{ type: 'text', text: 'Hello! How can I help?' }]);
       expect(message.stop_reason).to.equal('end_turn');
       expect(message.usage).to.deep.include({ input_tokens: 15, output_tokens: 7, cache_read_input_tokens: 4 });
     });
 
     it('finalMessage() returns tool_use with its parsed input, and the same non-streamed', async () => {
-      const streamed = await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 64, tools: [WEATHER], messages: [{ role: 'user', content: 'Weather?' }] }).finalMessage();
+      const streamed = await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 64, tools: [WEATHER], messages: [{ role: 'user', content: 'Weather?' }] }).finalMessage();
       expect(streamed.content).to.deep.equal([{ type: 'tool_use', id: 'call_7kE4IjtnwXcGbX6hDM7xFu8T', name: 'weather', input: { location: 'Florence, Italy' } }]);
       expect(streamed.stop_reason).to.equal('tool_use');
       expect(streamed.usage).to.deep.include({ input_tokens: 61, output_tokens: 16 });
-      const whole = await anthropic.messages.create({ model: 'gpt-4o', max_tokens: 64, tools: [WEATHER], messages: [{ role: 'user', content: 'Weather?' }] });
+      const whole = await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 64, tools: [WEATHER], messages: [{ role: 'user', content: 'Weather?' }] });
       expect(whole.content).to.deep.equal([{ type: 'tool_use', id: 'call_7kE4IjtnwXcGbX6hDM7xFu8T', name: 'weather', input: { location: 'Florence, Italy' } }]);
     });
 
     it('finalMessage() returns signed thinking first, from an OpenRouter reasoning stream, and asks for reasoning', async () => {
       env.upstream.script(() => ({ sse: FIXTURES.openrouterReasoningSse() }));
-      const message = await anthropic.messages
+      const message = await sdk.anthropic.messages
         .stream({ model: 'or-claude', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools: [WEATHER], messages: [{ role: 'user', content: 'Weather in Florence?' }] })
         .finalMessage();
       expect(message.content.map((b) => b.type)).to.deep.equal(['thinking', 'tool_use']);
@@ -65,11 +60,11 @@ describe('translated routes through the official SDKs', () => {
 
     it('runs a full tool loop: the tool result reaches the upstream as a tool message after the tool call', async () => {
       const question = { role: 'user' as const, content: 'Weather in Florence?' };
-      const first = await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 64, tools: [WEATHER], messages: [question] }).finalMessage();
+      const first = await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 64, tools: [WEATHER], messages: [question] }).finalMessage();
       const toolUse = first.content.find((b) => b.type === 'tool_use');
       if (toolUse?.type !== 'tool_use') throw new Error('expected tool_use');
       env.upstream.script(() => ({ sse: FIXTURES.openaiTextSse() }));
-      const second = await anthropic.messages
+      const second = await sdk.anthropic.messages
         .stream({
           model: 'gpt-4o',
           max_tokens: 64,
@@ -98,7 +93,7 @@ describe('translated routes through the official SDKs', () => {
 
   describe('OpenAI SDK → Messages upstream', () => {
     it('sends the upstream a valid Messages request with the provider key and anthropic-version', async () => {
-      await openai.chat.completions.create({ model: 'claude-sonnet-4-6', max_tokens: 300, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] });
+      await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', max_tokens: 300, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] });
       const sent = env.upstream.last();
       expect(sent.url).to.equal('/v1/messages');
       expect(sent.headers).to.include({ 'x-api-key': PROVIDER_KEYS.anthropic, 'anthropic-version': '2023-06-01' });
@@ -112,7 +107,7 @@ describe('translated routes through the official SDKs', () => {
     });
 
     it('finalChatCompletion() returns content, tool_calls, reasoning with its signature, and usage', async () => {
-      const final = await openai.chat.completions
+      const final = await sdk.openai.chat.completions
         .stream({ model: 'claude-sonnet-4-6', tools: [WEATHER_FN], reasoning_effort: 'medium', max_completion_tokens: 8000, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Weather?' }] })
         .finalChatCompletion();
       const choice = final.choices[0]!;
@@ -130,13 +125,13 @@ describe('translated routes through the official SDKs', () => {
 
     it('runs a full tool loop with thinking: the signed thinking goes back first, unchanged', async () => {
       const ask = { role: 'user' as const, content: 'Weather?' };
-      const first = await openai.chat.completions
+      const first = await sdk.openai.chat.completions
         .stream({ model: 'claude-sonnet-4-6', tools: [WEATHER_FN], reasoning_effort: 'low', max_completion_tokens: 4000, messages: [ask] })
         .finalChatCompletion();
       const assistant = first.choices[0]!.message;
       const toolCall = assistant.tool_calls![0]!;
       env.upstream.script(() => ({ sse: FIXTURES.anthropicTextSse() }));
-      const second = await openai.chat.completions
+      const second = await sdk.openai.chat.completions
         .stream({ model: 'claude-sonnet-4-6', tools: [WEATHER_FN], reasoning_effort: 'low', max_completion_tokens: 4000, messages: [ask, assistant, { role: 'tool', tool_call_id: toolCall.id, content: '40 C' }] })
         .finalChatCompletion();
       expect(second.choices[0]?.message.content).to.equal('Hello!');
@@ -154,7 +149,7 @@ describe('translated routes through the official SDKs', () => {
     });
 
     it('returns a non-streamed completion with usage summing input and cache', async () => {
-      const completion = await openai.chat.completions.create({ model: 'claude-sonnet-4-6', tools: [WEATHER_FN], messages: [{ role: 'user', content: 'Weather?' }] });
+      const completion = await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', tools: [WEATHER_FN], messages: [{ role: 'user', content: 'Weather?' }] });
       expect(completion.usage).to.deep.include({ prompt_tokens: 602, completion_tokens: 89, total_tokens: 691 });
       expect(completion.choices[0]?.message.tool_calls?.[0]).to.deep.include({ id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6' });
     });
@@ -163,7 +158,7 @@ describe('translated routes through the official SDKs', () => {
       env.upstream.script(() => ({
         body: { id: 'm', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'tool_use', id: 't', name: 'json_response', input: { answer: 42 } }], stop_reason: 'tool_use', usage: { input_tokens: 5, output_tokens: 3 } },
       }));
-      const completion = await openai.chat.completions.create({
+      const completion = await sdk.openai.chat.completions.create({
         model: 'claude-sonnet-4-6',
         response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { answer: { type: 'number' } } } } },
         messages: [{ role: 'user', content: 'The answer?' }],
@@ -174,7 +169,7 @@ describe('translated routes through the official SDKs', () => {
     });
 
     it('refuses n > 1 with a 400 in the Chat format, sending nothing upstream', async () => {
-      const err = await openai.chat.completions.create({ model: 'claude-sonnet-4-6', n: 2, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      const err = await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', n: 2, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(OpenAI.BadRequestError);
       expect(err).to.include({ param: 'n' });
       expect(env.upstream.requests).to.have.length(0);
@@ -201,7 +196,7 @@ describe('translated routes through the official SDKs', () => {
 
     it('streams an answer the Anthropic SDK parses', async () => {
       const request = JSON.parse(asGpt.toString('utf8')) as Anthropic.MessageCreateParamsStreaming;
-      const message = await anthropic.messages.stream(request).finalMessage();
+      const message = await sdk.anthropic.messages.stream(request).finalMessage();
       expect(message.content).to.deep.equal([{ type: 'tool_use', id: 'call_7kE4IjtnwXcGbX6hDM7xFu8T', name: 'weather', input: { location: 'Florence, Italy' } }]);
     });
   });
@@ -209,7 +204,7 @@ describe('translated routes through the official SDKs', () => {
   describe('failures', () => {
     it('passes an upstream 429 on in the caller format, with retry-after', async () => {
       env.upstream.script(() => ({ status: 429, headers: { 'retry-after': '12' }, body: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } }));
-      const err = await anthropic.messages.create({ model: 'gpt-4o', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      const err = await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(Anthropic.RateLimitError);
       const apiError = err as InstanceType<typeof Anthropic.APIError>;
       expect(apiError.headers?.get('retry-after')).to.equal('12');
@@ -218,7 +213,7 @@ describe('translated routes through the official SDKs', () => {
 
     it('passes an Anthropic 529 on to a Chat client as 529 overloaded_error', async () => {
       env.upstream.script(() => ({ status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }));
-      const err = await openai.chat.completions.create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      const err = await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(OpenAI.InternalServerError);
       expect(err).to.include({ status: 529, type: 'overloaded_error' });
     });
@@ -232,14 +227,14 @@ describe('translated routes through the official SDKs', () => {
 
     it('makes both SDKs raise when a translated stream is cut or reports an error mid-way', async () => {
       env.upstream.script(() => ({ sse: FIXTURES.openaiToolSse(), resetAfterEvents: 2 }));
-      const cut = await anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 8, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage().then(() => 'resolved', (e: unknown) => e);
+      const cut = await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 8, tools: [WEATHER], messages: [{ role: 'user', content: 'x' }] }).finalMessage().then(() => 'resolved', (e: unknown) => e);
       expect(cut).to.be.instanceOf(Anthropic.APIError);
       expect(String(cut)).to.include('ended the response early');
 
       env.upstream.script(() => ({
         sse: `${FIXTURES.anthropicTextSse().split('event: content_block_delta')[0]}event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n`,
       }));
-      const inBand = await openai.chat.completions.stream({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }).finalChatCompletion().then(() => 'resolved', (e: unknown) => e);
+      const inBand = await sdk.openai.chat.completions.stream({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }).finalChatCompletion().then(() => 'resolved', (e: unknown) => e);
       expect(inBand).to.be.instanceOf(OpenAI.APIError);
       expect(String(inBand)).to.include('Overloaded');
     });

@@ -1,3 +1,5 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { FakeUpstream } from './fake-upstream.ts';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -179,6 +181,27 @@ export function useUpstreamAndGateway(
     },
     get gw() {
       return started(gw);
+    },
+  };
+}
+
+/** The official SDK clients, pointed at the gateway once it has started, with the test key. */
+export function useSdkClients(env: { readonly gw: TestGateway }): { readonly anthropic: Anthropic; readonly openai: OpenAI } {
+  let clients: { anthropic: Anthropic; openai: OpenAI } | undefined;
+  before(() => {
+    clients = {
+      anthropic: new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 }),
+      openai: new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 }),
+    };
+  });
+  return {
+    get anthropic() {
+      if (!clients) throw new Error('used before the before() hook ran');
+      return clients.anthropic;
+    },
+    get openai() {
+      if (!clients) throw new Error('used before the before() hook ran');
+      return clients.openai;
     },
   };
 }
