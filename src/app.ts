@@ -17,6 +17,7 @@ import { createGetModel, createListModels } from './http/routes/models.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
 import type { LoadedProvider } from './plugin-host/loader.ts';
+import type { UpstreamAgents } from './proxy/agents.ts';
 import type { Passthrough } from './proxy/passthrough.ts';
 import type { UsageSink } from './usage/sink.ts';
 
@@ -29,6 +30,7 @@ export interface AppParts {
   readonly catalogue: Catalogue;
   readonly providers: ReadonlyMap<string, LoadedProvider>;
   readonly passthrough: Passthrough;
+  readonly agents: UpstreamAgents;
   readonly sink: UsageSink;
   readonly log: Logger;
 }
@@ -42,7 +44,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const auth = createAuth(parts.keys);
   const version = createVersionCheck();
   const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
-  const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, log: parts.log });
+  const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, agents: parts.agents, log: parts.log });
 
   const router = new Router<GatewayState>();
   router.post(

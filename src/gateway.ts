@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config/types.ts';
 import type { GatewayState } from './http/state.ts';
 import { createLogger, type Logger } from './log.ts';
 import { loadProviders, type LoadedProvider } from './plugin-host/loader.ts';
+import { UpstreamAgents } from './proxy/agents.ts';
 import { Passthrough } from './proxy/passthrough.ts';
 import { LogUsageSink, type UsageSink } from './usage/sink.ts';
 
@@ -35,13 +36,15 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const log = createLogger(config.log.level, options.logDestination);
   const providers = await loadProviders(config.providers, config.dir, log);
-  const passthrough = new Passthrough(log);
+  const agents = new UpstreamAgents();
+  const passthrough = new Passthrough(log, agents);
   const app = createApp({
     config,
     keys: new KeyStore(config.auth.keys),
     catalogue: new Catalogue(config.models, providers),
     providers,
     passthrough,
+    agents,
     sink: options.sink ?? new LogUsageSink(log),
     log,
   });
@@ -68,7 +71,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         // Graceful draining of long streams is issue #5; for now open connections are ended.
         server.closeAllConnections();
       });
-      passthrough.close();
+      agents.close();
       for (const provider of providers.values()) await provider.plugin.close?.();
       log.flush();
     },

@@ -3,6 +3,7 @@ import type { Endpoint } from '../formats/wire.ts';
 import type { GatewayMiddleware } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
+import type { UpstreamAgents } from '../proxy/agents.ts';
 import { compileNativeTarget, type NativeTarget, type Passthrough } from '../proxy/passthrough.ts';
 import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
@@ -12,6 +13,7 @@ import { estimateMessagesInputTokens } from '../usage/estimate.ts';
 export interface DispatchOptions {
   readonly providers: ReadonlyMap<string, LoadedProvider>;
   readonly passthrough: Passthrough;
+  readonly agents: UpstreamAgents;
   readonly log: Logger;
 }
 
@@ -39,7 +41,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     const target = nativeTargets.get(targetKey(providerId, route.endpoint));
     if (target) return options.passthrough.serve(ctx, target);
     const translator = route.provider.plugin.translate;
-    if (translator?.endpoints.includes(route.endpoint)) return serveTranslated(ctx, translator, options.log);
+    if (translator?.endpoints.includes(route.endpoint)) return serveTranslated(ctx, translator, options.agents, options.log);
     const invoke = route.provider.plugin.invoke;
     if (invoke) {
       ctx.state.outcome.kind = 'in-process';

@@ -7,6 +7,8 @@ import type { Logger } from '../log.ts';
 import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
 import type { ChatRequest, MessagesRequest } from '../formats/wire.ts';
 import { decodeSse } from '../sse/decode.ts';
+import type { UpstreamAgents } from '../proxy/agents.ts';
+import { postJson, type UpstreamAnswer } from '../proxy/upstream-client.ts';
 import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
 import { sendBody, sendStream } from './send-result.ts';
@@ -16,10 +18,10 @@ const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
 
 /**
  * Serves a request through a translating plugin: the request is converted to the upstream's
- * format, sent with fetch (aborted when the client leaves), and the answer or stream converted
- * back. Failures before the first byte keep their HTTP status; later ones end the stream in-band.
+ * format, sent over the shared keep-alive pools (aborted when the client leaves), and the answer
+ * or stream converted back. Failures before the first byte keep their HTTP status; later ones end the stream in-band.
  */
-export async function serveTranslated(ctx: GatewayContext, translator: Translator, log: Logger): Promise<void> {
+export async function serveTranslated(ctx: GatewayContext, translator: Translator, agents: UpstreamAgents, log: Logger): Promise<void> {
   const { route, body, requestId, outcome } = ctx.state;
   if (!route || !body) throw ERR.internal();
   const provider = route.provider.config.id;
@@ -36,14 +38,9 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
     provider,
   });
   const request = await buildRequest(translator, plan.upstreamBody, call);
-  let response: Response;
+  let response: UpstreamAnswer;
   try {
-    response = await fetch(request.url, {
-      method: 'POST',
-      headers: { ...request.headers, 'content-type': 'application/json' },
-      body: JSON.stringify(request.body),
-      signal: call.signal,
-    });
+    response = await postJson(agents, new URL(request.url), request.headers, Buffer.from(JSON.stringify(request.body)), call.signal);
   } catch (err) {
     if (call.signal.aborted) throw ERR.clientClosed();
     log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
@@ -51,19 +48,29 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
   }
   outcome.upstreamStatus = response.status;
   outcome.firstByteMs = performance.now() - ctx.state.startedAt;
-  if (!response.ok) throw await upstreamFailure(response, translator, call, provider, log);
+  if (response.status < 200 || response.status >= 300) throw await upstreamFailure(response, translator, call, provider, log);
 
   if (body['stream'] === true) {
-    if (!response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    if (!(response.header('content-type') ?? '').startsWith('text/event-stream')) {
+      response.body.resume();
       throw ERR.upstreamInvalid(provider, 'a stream was asked for and something else came back');
     }
-    const events = decodeSse(response.body, () => (call.signal.aborted ? ERR.clientClosed() : ERR.upstreamInterrupted(provider)));
-    await sendStream(ctx, clientFormat, plan.stream(events), provider, log);
+    // The parsers stop at [DONE] or message_stop, usually just before the body ends. Leaving a
+    // for-await early destroys a Node stream and its keep-alive socket, which cost a new upstream
+    // connection per translated stream (seen as internalConnect in --cpu-prof): iterate without
+    // destroying, then drain the rest so the socket returns to the pool.
+    const bytes = response.body.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Uint8Array>;
+    const events = decodeSse(bytes, () => (call.signal.aborted ? ERR.clientClosed() : ERR.upstreamInterrupted(provider)));
+    try {
+      await sendStream(ctx, clientFormat, plan.stream(events), provider, log);
+    } finally {
+      if (!response.body.readableEnded && !response.body.destroyed) response.body.resume();
+    }
     return;
   }
   let answer: unknown;
   try {
-    answer = await response.json();
+    answer = JSON.parse(await response.text());
   } catch {
     throw ERR.upstreamInvalid(provider, 'the answer is not JSON');
   }
@@ -79,7 +86,7 @@ function buildRequest(translator: Translator, body: Json, call: CallContext): Up
 }
 
 async function upstreamFailure(
-  response: Response,
+  response: UpstreamAnswer,
   translator: Translator,
   call: CallContext,
   provider: string,
@@ -101,11 +108,11 @@ async function upstreamFailure(
   if (response.status === 402) return ERR.upstreamBilling(provider);
   const headers: Record<string, string> = {};
   for (const name of RETRY_HEADERS) {
-    const value = response.headers.get(name);
-    if (value !== null) headers[name] = value;
+    const value = response.header(name);
+    if (value !== undefined) headers[name] = value;
   }
   if (translator.error) {
-    const mapped = translator.error({ status: response.status, headers: response.headers, body: parsed }, call);
+    const mapped = translator.error({ status: response.status, header: response.header, body: parsed }, call);
     return ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers);
   }
   const error = asObject(asObject(parsed)['error']);

@@ -160,7 +160,8 @@ export interface UpstreamRequest {
 
 export interface UpstreamResponse {
   readonly status: number;
-  readonly headers: Headers;
+  /** A response header by (case-insensitive) name. */
+  header(name: string): string | undefined;
   /** Parsed JSON, or the raw text when the body was not JSON. */
   readonly body: unknown;
 }

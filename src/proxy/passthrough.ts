@@ -1,5 +1,4 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Stream, type Writable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
@@ -11,6 +10,7 @@ import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
+import type { UpstreamAgents } from './agents.ts';
 import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFilter } from './headers.ts';
 
 /** One provider endpoint served natively, compiled once at start-up. */
@@ -54,12 +54,11 @@ export class Passthrough {
   readonly #proxy: ProxyServer;
   readonly #log: Logger;
   readonly #responders = new WeakMap<IncomingMessage, (proxyRes: IncomingMessage) => void>();
-  // http-proxy-3 defaults to `agent: false`, a new connection per request (2.3x slower here).
-  readonly #httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-  readonly #httpsAgent = new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  readonly #agents: UpstreamAgents;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, agents: UpstreamAgents) {
     this.#log = log;
+    this.#agents = agents;
     this.#proxy = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
     this.#proxy.on('proxyRes', (proxyRes, req) => this.#responders.get(req)?.(proxyRes));
     // Every web() call passes its own error callback; this listener only keeps a stray error
@@ -83,7 +82,7 @@ export class Passthrough {
       this.#proxy.web(
         req,
         res,
-        { target: url, agent: url.protocol === 'https:' ? this.#httpsAgent : this.#httpAgent, buffer: new BodySource(bytes) },
+        { target: url, agent: this.#agents.for(url), buffer: new BodySource(bytes) },
         (err) => this.#failed(ctx, target, err),
       );
     });
@@ -158,10 +157,5 @@ export class Passthrough {
     const err: GatewayError = ERR.upstreamInterrupted(target.providerId);
     // Close a half-written event first, so the error arrives as an event of its own.
     res.end(`${atEventBoundary ? '' : '\n\n'}${streamErrorFrame(surface, err, requestId)}`);
-  }
-
-  close(): void {
-    this.#httpAgent.destroy();
-    this.#httpsAgent.destroy();
   }
 }

@@ -201,6 +201,16 @@ describe('translated routes through the official SDKs', () => {
     });
   });
 
+  describe('connections', () => {
+    it('reuses the upstream connection across translated streams, in both directions', async () => {
+      for (let i = 0; i < 3; i++) await sdk.anthropic.messages.stream({ model: 'gpt-4o', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+      for (let i = 0; i < 3; i++) await sdk.openai.chat.completions.stream({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }).finalChatCompletion();
+      const ports = env.upstream.requests.map((r) => r.remotePort);
+      expect(ports).to.have.length(6);
+      expect(new Set(ports).size, `upstream ports ${ports.join(', ')}`).to.equal(1);
+    });
+  });
+
   describe('failures', () => {
     it('passes an upstream 429 on in the caller format, with retry-after', async () => {
       env.upstream.script(() => ({ status: 429, headers: { 'retry-after': '12' }, body: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } }));

@@ -1,0 +1,44 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { UpstreamAgents } from './agents.ts';
+
+/** An upstream's answer: status, headers and the body as a stream of bytes. */
+export interface UpstreamAnswer {
+  readonly status: number;
+  header(name: string): string | undefined;
+  readonly body: IncomingMessage;
+  text(): Promise<string>;
+}
+
+/**
+ * POSTs JSON to an upstream over the shared keep-alive pools (node:http, as the native path
+ * does). The signal aborts the request, before or during the answer.
+ */
+export function postJson(agents: UpstreamAgents, url: URL, headers: Readonly<Record<string, string>>, body: Buffer, signal: AbortSignal): Promise<UpstreamAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      agent: agents.for(url),
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length, 'accept-encoding': 'identity' },
+      signal,
+    });
+    request.once('error', reject);
+    request.once('response', (response) => {
+      response.on('error', () => undefined); // surfaced to whoever reads the body
+      resolve({
+        status: response.statusCode ?? 502,
+        header: (name) => {
+          const value = response.headers[name.toLowerCase()];
+          return Array.isArray(value) ? value.join(', ') : value;
+        },
+        body: response,
+        text: async () => {
+          const chunks: Buffer[] = [];
+          for await (const chunk of response) chunks.push(chunk as Buffer);
+          return Buffer.concat(chunks).toString('utf8');
+        },
+      });
+    });
+    request.end(body);
+  });
+}
