@@ -1,6 +1,6 @@
 import { ERR, GatewayError, errorTypeForStatus } from '../errors.ts';
 import { asObject, isObject, type Json } from '../formats/convert/json.ts';
-import { reportedError } from '../formats/upstream-events.ts';
+import { failureInAnswer, reportedError } from '../formats/upstream-events.ts';
 import { FORMAT_OF } from '../formats/wire.ts';
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
@@ -75,6 +75,8 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
     throw ERR.upstreamInvalid(provider, 'the answer is not JSON');
   }
   if (!isObject(answer)) throw ERR.upstreamInvalid(provider, 'the answer is not a JSON object');
+  const failure = failureInAnswer(answer, provider);
+  if (failure) throw failure;
   sendBody(ctx, clientFormat, plan.answer(answer));
 }
 

@@ -28,7 +28,8 @@ export async function* chatChunksFromSse(events: AsyncIterable<SseEvent>, provid
     if (isObject(chunk['error'])) throw reportedError(provider, chunk['error']);
     const choice = asObject(asArray(chunk['choices'])[0]);
     if (choice['finish_reason'] === 'error') throw reportedError(provider, asObject(choice['error']));
-    if (typeof choice['finish_reason'] === 'string') finished = true;
+    // An empty string is no finish: the OpenAI SDK reads it as absent too.
+    if (typeof choice['finish_reason'] === 'string' && choice['finish_reason'] !== '') finished = true;
     yield chunk;
   }
   // No [DONE]: complete only if the model said it had finished.
@@ -71,4 +72,16 @@ const ANTHROPIC_TYPES = new Set([
 
 function anthropicType(type: string | undefined): string | undefined {
   return type !== undefined && ANTHROPIC_TYPES.has(type) ? type : undefined;
+}
+
+/**
+ * A whole answer that reports an error with HTTP 200 (OpenRouter does: protocol.md §C.6), in
+ * either format, becomes the error it reports instead of an empty success.
+ */
+export function failureInAnswer(answer: Json, provider: string): GatewayError | undefined {
+  if (isObject(answer['error'])) return reportedError(provider, answer['error']);
+  if (answer['type'] === 'error') return reportedError(provider, asObject(answer['error']));
+  const choice = asObject(asArray(answer['choices'])[0]);
+  if (choice['finish_reason'] === 'error') return reportedError(provider, asObject(choice['error']));
+  return undefined;
 }

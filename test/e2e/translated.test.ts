@@ -228,6 +228,18 @@ describe('translated routes through the official SDKs', () => {
       expect(err).to.include({ status: 529, type: 'overloaded_error' });
     });
 
+    it('turns an error an upstream reports with HTTP 200 into that error, not an empty success', async () => {
+      for (const body of [
+        { error: { message: 'Provider returned error', code: 502 } },
+        { id: 'g', choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'error', error: { code: 429, message: 'Rate limited upstream' } }] },
+      ]) {
+        env.upstream.script(() => ({ body }));
+        const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gpt-4o', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] } });
+        expect(res.status, JSON.stringify(body)).to.be.oneOf([502, 429]);
+        expect(res.json()['type']).to.equal('error');
+      }
+    });
+
     it('turns an upstream 401 into a 502 that says nothing of the provider key', async () => {
       env.upstream.script(() => ({ status: 401, body: { error: { message: `Incorrect API key provided: ${PROVIDER_KEYS.openai}` } } }));
       const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gpt-4o', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] } });

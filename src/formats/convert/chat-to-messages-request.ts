@@ -42,6 +42,7 @@ export function chatToMessagesRequest(request: Json, options: ChatToMessagesOpti
       push(messages, 'user', userBlocks(message['content']));
     }
   }
+  stripPrefillWhitespace(messages);
   const requested = asNumber(request['max_completion_tokens']) ?? asNumber(request['max_tokens']);
   const maxTokens = requested ?? options.maxOutputTokens ?? options.dialect.defaultMaxTokens;
   const body: Json = { model: options.model, max_tokens: maxTokens, messages };
@@ -84,6 +85,19 @@ function refuseUnsupported(request: Json): void {
   }
 }
 
+/** A final assistant turn is a prefill, which Anthropic refuses with trailing whitespace (protocol.md §D.3). */
+function stripPrefillWhitespace(messages: Json[]): void {
+  const last = messages.at(-1);
+  if (last?.['role'] !== 'assistant') return;
+  const blocks = last['content'] as Json[];
+  const tail = blocks.at(-1);
+  if (tail?.['type'] !== 'text') return;
+  const text = String(tail['text']).trimEnd();
+  if (text === '') blocks.pop();
+  else tail['text'] = text;
+  if (blocks.length === 0) messages.pop();
+}
+
 /** Consecutive same-role turns are merged, as the Messages API would do anyway (protocol.md §A.2). */
 function push(messages: Json[], role: 'user' | 'assistant', blocks: Json[]): void {
   if (blocks.length === 0) return;
@@ -94,7 +108,7 @@ function push(messages: Json[], role: 'user' | 'assistant', blocks: Json[]): voi
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  return asArray(content).map((p) => asString(asObject(p)['text']) ?? '').join('');
+  return asArray(content).map((p) => asString(asObject(p)['text']) ?? asString(asObject(p)['refusal']) ?? '').join('');
 }
 
 /** Text parts as text blocks, keeping each part's cache_control (OpenRouter's convention for Claude). */
@@ -102,7 +116,8 @@ function textBlocks(content: unknown): Json[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   return asArray(content).flatMap((raw) => {
     const part = asObject(raw);
-    const text = asString(part['text']);
+    // An assistant's refusal part is text too (protocol.md §B.3).
+    const text = asString(part['text']) ?? asString(part['refusal']);
     return text ? [{ type: 'text', text, ...cacheControl(part) }] : [];
   });
 }
@@ -208,7 +223,11 @@ function thinkingFields(request: Json, maxTokens: number): Json {
   const reasoning = asObject(request['reasoning']);
   const effort = asString(request['reasoning_effort']) ?? asString(reasoning['effort']);
   if (effort === 'none' || reasoning['enabled'] === false) return {};
-  const budget = asNumber(reasoning['max_tokens']) ?? (effort === undefined ? undefined : EFFORT_BUDGET[effort]);
+  // OpenRouter's `reasoning: {enabled: true}` means "with defaults" (protocol.md §C.1).
+  const budget =
+    asNumber(reasoning['max_tokens']) ??
+    (effort === undefined ? undefined : EFFORT_BUDGET[effort]) ??
+    (reasoning['enabled'] === true ? EFFORT_BUDGET['medium'] : undefined);
   if (budget === undefined) return {};
   if (budget < 1024 || budget >= maxTokens) {
     throw ERR.invalidField(
@@ -222,6 +241,10 @@ function thinkingFields(request: Json, maxTokens: number): Json {
 function applyResponseFormat(request: Json, body: Json): string | null {
   const format = asObject(request['response_format']);
   if (format['type'] !== 'json_schema' && format['type'] !== 'json_object') return null;
+  if (body['thinking'] !== undefined) {
+    // Anthropic refuses a forced tool with extended thinking (protocol.md §A.5).
+    throw ERR.invalidField('response_format: cannot be combined with reasoning on this model; drop one of them', 'response_format');
+  }
   const spec = asObject(format['json_schema']);
   const schema = format['type'] === 'json_schema' && isObject(spec['schema']) ? spec['schema'] : { type: 'object' };
   const tool = { name: JSON_TOOL, description: asString(spec['description']) ?? 'Reply with the answer as this tool’s input.', input_schema: schema };

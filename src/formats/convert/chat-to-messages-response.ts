@@ -2,7 +2,7 @@ import type { Message } from '../wire.ts';
 import { asArray, asObject, asString, type Json } from './json.ts';
 import { reasoningPieces } from './reasoning.ts';
 import { stopReasonFromFinish } from './stop-reason.ts';
-import { safeToolUseId, type ToolNames } from './tool-names.ts';
+import { argumentsText, safeToolUseId, type ToolNames } from './tool-names.ts';
 import { messagesUsageFromChat } from './usage.ts';
 
 /**
@@ -15,20 +15,22 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
   const message = asObject(choice['message']);
   const content: Json[] = [];
 
-  let thinking: Json | null = null;
+  // One thinking block per reasoning item; a signature with no text before it still gets one.
+  let thinking: { block: Json; index: number | undefined } | null = null;
   for (const piece of reasoningPieces(message)) {
     if (piece.kind === 'encrypted') {
       content.push({ type: 'redacted_thinking', data: piece.value });
       thinking = null;
-    } else if (piece.kind === 'text') {
-      if (!thinking) {
-        thinking = { type: 'thinking', thinking: '', signature: '' };
-        content.push(thinking);
-      }
-      thinking['thinking'] = String(thinking['thinking']) + piece.value;
-    } else if (thinking) {
-      thinking['signature'] = piece.value;
+      continue;
     }
+    const sameItem = thinking !== null && (piece.index === undefined || thinking.index === undefined || thinking.index === piece.index);
+    const fresh = !sameItem || (piece.kind === 'text' && thinking !== null && thinking.block['signature'] !== '');
+    if (thinking === null || fresh) {
+      thinking = { block: { type: 'thinking', thinking: '', signature: '' }, index: piece.index };
+      content.push(thinking.block);
+    }
+    if (piece.kind === 'text') thinking.block['thinking'] = String(thinking.block['thinking']) + piece.value;
+    else thinking.block['signature'] = piece.value;
   }
 
   const text = textOf(message['content']) + imagesAsMarkdown(message['images']);
@@ -36,16 +38,16 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
   const refusal = asString(message['refusal']);
   if (refusal) content.push({ type: 'text', text: refusal, citations: null });
 
-  asArray(message['tool_calls']).forEach((raw, i) => {
+  for (const raw of asArray(message['tool_calls'])) {
     const call = asObject(raw);
     const fn = asObject(call['function']);
     content.push({
       type: 'tool_use',
-      id: safeToolUseId(asString(call['id']), i),
+      id: safeToolUseId(asString(call['id'])),
       name: toolNames.client(asString(fn['name']) ?? ''),
-      input: parseArguments(asString(fn['arguments']) ?? ''),
+      input: parseArguments(argumentsText(fn['arguments'])),
     });
-  });
+  }
 
   const finish = asString(choice['finish_reason']);
   // vLLM names the stop string that matched (choices[].stop_reason); OpenAI does not, and then a

@@ -1,9 +1,9 @@
 import { ERR } from '../../errors.ts';
+import { imagesAsMarkdown, textOf } from './chat-to-messages-response.ts';
 import { asArray, asObject, asString, type Json } from './json.ts';
 import { reasoningPieces } from './reasoning.ts';
-import { imagesAsMarkdown } from './chat-to-messages-response.ts';
 import { stopReasonFromFinish, type StopReason } from './stop-reason.ts';
-import { safeToolUseId, type ToolNames } from './tool-names.ts';
+import { argumentsText, newToolUseId, safeToolUseId, type ToolNames } from './tool-names.ts';
 import { messagesUsageFromChat, type MessagesUsageCounts } from './usage.ts';
 
 /**
@@ -11,10 +11,13 @@ import { messagesUsageFromChat, type MessagesUsageCounts } from './usage.ts';
  * - message_start first (with the input estimate, which Claude Code reads for its context meter:
  *   peers.md §2 #24), then ping; the exact counts follow in message_delta.
  * - Blocks open lazily, one at a time, indices 0, 1, 2…; a role-only or empty delta opens nothing.
- * - Tool calls are keyed by the chunk's tool-call index; arguments go out as input_json_delta.
- * - finish_reason closes the open block; message_delta waits for the usage chunk (OpenRouter
- *   repeats finish_reason there, so finishing is idempotent); nothing follows message_delta
- *   except message_stop.
+ *   Reasoning items with different indices are different thinking blocks, each with its signature.
+ * - The first tool call streams live as input_json_delta. Later ones are held and sent whole at
+ *   the finish: a Chat upstream may interleave the arguments of parallel calls, and Anthropic's
+ *   blocks cannot interleave (§D.8 step 7). A new id at a known index is a new call.
+ * - A non-empty finish_reason closes the open block; message_delta waits for the usage chunk
+ *   (OpenRouter repeats finish_reason there, so finishing is idempotent); nothing follows
+ *   message_delta except message_stop.
  */
 export interface ChatToMessagesStreamOptions {
   readonly messageId: string;
@@ -31,6 +34,19 @@ type BlockKind = 'text' | 'thinking' | 'tool_use';
 interface OpenBlock {
   readonly kind: BlockKind;
   readonly index: number;
+  /** For thinking blocks: the upstream's reasoning item index, when it gave one. */
+  readonly item?: number | undefined;
+}
+interface ToolCall {
+  readonly upstreamId: string | undefined;
+  readonly id: string;
+  name: string;
+  /** Arguments not sent yet (everything, for a held call). */
+  pending: string;
+  /** Only the first call streams live; the rest are held until the finish. */
+  readonly live: boolean;
+  /** Its block, once started. */
+  block: number | null;
 }
 
 export async function* chatChunksToMessagesEvents(
@@ -40,9 +56,11 @@ export async function* chatChunksToMessagesEvents(
   let nextIndex = 0;
   // Held in an object: the helpers below change it, which narrowing of a plain `let` would miss.
   const state: { open: OpenBlock | null } = { open: null };
-  const toolBlocks = new Map<number, number>();
-  let stop: StopReason | null = null;
+  const calls: ToolCall[] = [];
+  const callByIndex = new Map<number, ToolCall>();
+  let finishReason: string | null = null;
   let stopSequence: string | null = null;
+  let refused = false;
   let usage: MessagesUsageCounts | null = null;
   let done = false;
 
@@ -51,22 +69,37 @@ export async function* chatChunksToMessagesEvents(
     state.open = null;
   };
   /** Opens a block (closing the open one) and returns its index. */
-  const start = function* (kind: BlockKind, block: Json): Generator<Event, number> {
+  const start = function* (kind: BlockKind, block: Json, item?: number): Generator<Event, number> {
     yield* close();
     const index = nextIndex++;
-    state.open = { kind, index };
+    state.open = { kind, index, item };
     yield { type: 'content_block_start', index, content_block: block };
     return index;
   };
-  /** The index of the open block of this kind, opening one if needed. */
-  const ensure = function* (kind: BlockKind, block: Json): Generator<Event, number> {
-    return state.open?.kind === kind ? state.open.index : yield* start(kind, block);
+  const thinkingBlock = function* (item: number | undefined): Generator<Event, number> {
+    const open = state.open;
+    const same = open?.kind === 'thinking' && (item === undefined || open.item === undefined || open.item === item);
+    return same && open ? open.index : yield* start('thinking', { type: 'thinking', thinking: '', signature: '' }, item);
+  };
+  const toolStart = (call: ToolCall): Json => ({ type: 'tool_use', id: call.id, name: options.toolNames.client(call.name), input: {} });
+  /** Held calls, each sent whole: start, all its arguments, stop. */
+  const flushHeld = function* (): Generator<Event> {
+    for (const call of calls) {
+      if (call.live || call.block !== null) continue;
+      const index = yield* start('tool_use', toolStart(call));
+      call.block = index;
+      if (call.pending !== '') yield { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.pending } };
+      call.pending = '';
+      yield* close();
+    }
   };
   const finish = function* (): Generator<Event> {
     yield* close();
+    yield* flushHeld();
     done = true;
     const counts = usage ?? { input_tokens: options.inputTokensEstimate, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
-    yield { type: 'message_delta', delta: { stop_reason: stop ?? 'end_turn', stop_sequence: stopSequence }, usage: { ...counts } };
+    const stop: StopReason = refused ? 'refusal' : stopSequence !== null ? 'stop_sequence' : stopReasonFromFinish(finishReason);
+    yield { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: stopSequence }, usage: { ...counts } };
     yield { type: 'message_stop' };
   };
 
@@ -92,56 +125,64 @@ export async function* chatChunksToMessagesEvents(
     const delta = asObject(choice['delta']);
 
     for (const piece of reasoningPieces(delta)) {
-      if (piece.kind === 'text') {
-        const index = yield* ensure('thinking', { type: 'thinking', thinking: '', signature: '' });
-        yield { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece.value } };
-      } else if (piece.kind === 'signature' && state.open?.kind === 'thinking') {
-        yield { type: 'content_block_delta', index: state.open.index, delta: { type: 'signature_delta', signature: piece.value } };
-      } else if (piece.kind === 'encrypted') {
+      if (piece.kind === 'encrypted') {
         yield* start('thinking', { type: 'redacted_thinking', data: piece.value });
         yield* close();
+        continue;
       }
+      // A signature with no thinking before it still needs a block to travel in.
+      const index = yield* thinkingBlock(piece.index);
+      yield piece.kind === 'text'
+        ? { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece.value } }
+        : { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: piece.value } };
     }
 
-    for (const text of [asString(delta['content']), asString(delta['refusal']), imagesAsMarkdown(delta['images'])]) {
+    const refusal = asString(delta['refusal']);
+    if (refusal) refused = true;
+    for (const text of [textOf(delta['content']), refusal, imagesAsMarkdown(delta['images'])]) {
       if (!text) continue; // never an empty text block or delta
-      const index = yield* ensure('text', { type: 'text', text: '' });
+      const index = state.open?.kind === 'text' ? state.open.index : yield* start('text', { type: 'text', text: '' });
       yield { type: 'content_block_delta', index, delta: { type: 'text_delta', text } };
     }
-    if (asString(delta['refusal'])) stop = 'refusal';
 
     for (const raw of asArray(delta['tool_calls'])) {
-      const call = asObject(raw);
-      const toolIndex = typeof call['index'] === 'number' ? call['index'] : 0;
-      const fn = asObject(call['function']);
-      let block = toolBlocks.get(toolIndex);
-      if (block === undefined) {
-        block = yield* start('tool_use', {
-          type: 'tool_use',
-          id: safeToolUseId(asString(call['id']), toolIndex),
-          name: options.toolNames.client(asString(fn['name']) ?? ''),
-          input: {},
-        });
-        toolBlocks.set(toolIndex, block);
+      const part = asObject(raw);
+      const fn = asObject(part['function']);
+      const upstreamId = asString(part['id']) || undefined;
+      const position = typeof part['index'] === 'number' ? part['index'] : undefined;
+      let call = position === undefined ? calls.at(-1) : callByIndex.get(position);
+      if (!call || (upstreamId !== undefined && call.upstreamId !== undefined && upstreamId !== call.upstreamId)) {
+        const id = upstreamId === undefined ? newToolUseId() : safeToolUseId(upstreamId);
+        call = { upstreamId, id, name: '', pending: '', live: calls.length === 0, block: null };
+        calls.push(call);
+        if (position !== undefined) callByIndex.set(position, call);
       }
-      const fragment = asString(fn['arguments']);
-      if (!fragment) continue;
-      if (state.open?.index !== block) {
-        // Its block already closed: emitting now would break Anthropic's block order, and
-        // dropping it would corrupt the tool input. Fail loudly instead (§D.8 step 7).
-        throw ERR.upstreamInvalid(options.provider, 'it interleaved the arguments of parallel tool calls');
+      if (!call.name) call.name = asString(fn['name']) ?? '';
+      call.pending += argumentsText(fn['arguments']);
+      if (!call.live) continue; // held until the finish
+      if (call.block === null) {
+        call.block = yield* start('tool_use', toolStart(call));
+      } else if (state.open?.index !== call.block) {
+        if (call.pending === '') continue;
+        // Its block closed when other content arrived; emitting now would break the block order
+        // and dropping would corrupt the input. Fail loudly (§D.8 step 7).
+        throw ERR.upstreamInvalid(options.provider, 'it sent tool arguments after other content had followed them');
       }
-      yield { type: 'content_block_delta', index: block, delta: { type: 'input_json_delta', partial_json: fragment } };
+      if (call.pending !== '') {
+        yield { type: 'content_block_delta', index: call.block, delta: { type: 'input_json_delta', partial_json: call.pending } };
+        call.pending = '';
+      }
     }
 
     const reason = asString(choice['finish_reason']);
-    if (reason !== undefined) {
+    if (reason) {
+      finishReason = reason;
+      // vLLM names the stop string that matched (peers.md §2 #20).
+      if (reason === 'stop' && asString(choice['stop_reason'])) stopSequence = asString(choice['stop_reason']) ?? null;
       yield* close();
-      const matched = reason === 'stop' ? asString(choice['stop_reason']) : undefined;
-      if (matched !== undefined) stopSequence = matched;
-      if (stop !== 'refusal') stop = matched !== undefined ? 'stop_sequence' : stopReasonFromFinish(reason);
+      yield* flushHeld();
     }
-    if (stop !== null && usage !== null) yield* finish();
+    if (finishReason !== null && usage !== null) yield* finish();
   }
   if (!done) yield* finish();
 }

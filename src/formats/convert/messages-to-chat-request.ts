@@ -229,7 +229,11 @@ function effortOf(budget: number | undefined, requested: string | undefined): Ef
   return requested === 'max' ? 'high' : 'medium';
 }
 
-/** output_config.format (structured output) → response_format (protocol.md §D.1). */
+/**
+ * output_config.format (structured output) → response_format (protocol.md §D.1). Not `strict`:
+ * OpenAI's strict mode accepts only schemas whose properties are all required with
+ * additionalProperties false, and rewriting a schema into that shape changes what it means.
+ */
 function formatFields(request: Json): Json {
   const format = asObject(asObject(request['output_config'])['format'] ?? request['output_format']);
   if (format['type'] !== 'json_schema') return {};

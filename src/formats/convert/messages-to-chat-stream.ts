@@ -8,10 +8,10 @@ import { chatUsageFromMessages } from './usage.ts';
  * - A role delta comes first. Tool calls are numbered 0, 1… among tool calls only; the first
  *   delta of each carries index, id, type and name, the rest only index and argument text, and
  *   an empty fragment is never sent (peers.md §2 #6).
- * - Thinking streams as `reasoning` text for display. Its `reasoning_details` item (text and
- *   signature, which a client must send back for Claude to continue a tool loop) goes out once,
- *   complete, when the block ends: the OpenAI SDK's accumulator keeps only the last value of such
- *   fields, so fragments would leave it with a signature and no text.
+ * - Thinking streams as `reasoning` text for display. The `reasoning_details` (text and signature
+ *   of every thinking block, which a client must send back for Claude to continue a tool loop) go
+ *   out once, complete, just before the finish chunk: the OpenAI SDK's accumulator keeps only the
+ *   last value of such fields, so fragments or one item per block would lose all but the last.
  * - The finish_reason chunk comes at message_delta; the usage chunk (`choices: []`) only when the
  *   client asked for stream_options.include_usage. The core ends the stream with `[DONE]`.
  */
@@ -35,6 +35,7 @@ export async function* messagesEventsToChatChunks(events: AsyncIterable<Json>, o
   let reasoningItems = 0;
   let usage: Json = {};
   let answeredByJsonTool = false;
+  const details: Json[] = [];
   const blocks = new Map<number, BlockRole>();
   const chunk = (delta: Json, finish: FinishReason | null = null): Chunk => ({
     id: options.id,
@@ -57,22 +58,30 @@ export async function* messagesEventsToChatChunks(events: AsyncIterable<Json>, o
       case 'content_block_start': {
         const index = Number(event['index']);
         const block = asObject(event['content_block']);
+        // A start event may already carry content (the SDK keeps it); it is passed on too.
+        const input = asObject(block['input']);
+        const prefilled = Object.keys(input).length > 0 ? JSON.stringify(input) : '';
         if (block['type'] === 'tool_use' && options.jsonTool !== null && block['name'] === options.jsonTool) {
           blocks.set(index, { kind: 'json' });
           answeredByJsonTool = true;
+          if (prefilled) yield chunk({ content: prefilled });
         } else if (block['type'] === 'tool_use') {
           const toolIndex = toolCount++;
           blocks.set(index, { kind: 'tool', toolIndex });
           yield chunk({
-            tool_calls: [{ index: toolIndex, id: block['id'], type: 'function', function: { name: block['name'], arguments: '' } }],
+            tool_calls: [{ index: toolIndex, id: block['id'], type: 'function', function: { name: block['name'], arguments: prefilled } }],
           });
         } else if (block['type'] === 'thinking') {
-          blocks.set(index, { kind: 'thinking', item: reasoningItems++, text: '', signature: '' });
+          blocks.set(index, { kind: 'thinking', item: reasoningItems++, text: asString(block['thinking']) ?? '', signature: asString(block['signature']) ?? '' });
+          if (asString(block['thinking'])) yield chunk({ reasoning: block['thinking'] });
         } else if (block['type'] === 'redacted_thinking') {
           blocks.set(index, { kind: 'ignored' });
-          yield chunk({ reasoning_details: [{ type: 'reasoning.encrypted', data: block['data'], format: REASONING_FORMAT, index: reasoningItems++ }] });
+          details.push({ type: 'reasoning.encrypted', data: block['data'], format: REASONING_FORMAT, index: reasoningItems++ });
+        } else if (block['type'] === 'text') {
+          blocks.set(index, { kind: 'text' });
+          if (asString(block['text'])) yield chunk({ content: block['text'] });
         } else {
-          blocks.set(index, { kind: block['type'] === 'text' ? 'text' : 'ignored' });
+          blocks.set(index, { kind: 'ignored' });
         }
         break;
       }
@@ -85,13 +94,13 @@ export async function* messagesEventsToChatChunks(events: AsyncIterable<Json>, o
       case 'content_block_stop': {
         const role = blocks.get(Number(event['index']));
         if (role?.kind === 'thinking') {
-          const item = { type: 'reasoning.text', text: role.text, signature: role.signature, format: REASONING_FORMAT, index: role.item };
-          yield chunk({ reasoning_details: [item] });
+          details.push({ type: 'reasoning.text', text: role.text, signature: role.signature, format: REASONING_FORMAT, index: role.item });
         }
         break;
       }
       case 'message_delta': {
         usage = { ...usage, ...definedOnly(asObject(event['usage'])) };
+        if (details.length > 0) yield chunk({ reasoning_details: details.splice(0) });
         const stop = asString(asObject(event['delta'])['stop_reason']);
         const matched = asString(asObject(event['delta'])['stop_sequence']);
         const finishChunk = chunk({}, answeredByJsonTool && stop === 'tool_use' ? 'stop' : finishFromStopReason(stop));

@@ -10,6 +10,8 @@ import { wrapReasoningDetail } from './opaque-reasoning.ts';
 export interface ReasoningPiece {
   readonly kind: 'text' | 'signature' | 'encrypted';
   readonly value: string;
+  /** The reasoning item it belongs to: items with different indices are different blocks. */
+  readonly index?: number | undefined;
 }
 
 /** Only Anthropic's own signatures and encrypted blocks can ever be replayed to Claude. */
@@ -21,19 +23,20 @@ export function reasoningPieces(source: Json): ReasoningPiece[] {
   for (const raw of asArray(source['reasoning_details'])) {
     const item = asObject(raw);
     const format = asString(item['format']);
+    const index = typeof item['index'] === 'number' ? item['index'] : undefined;
     if (item['type'] === 'reasoning.text') {
       const text = asString(item['text']);
       if (text) {
-        pieces.push({ kind: 'text', value: text });
+        pieces.push({ kind: 'text', value: text, index });
         detailText = true;
       }
       const signature = asString(item['signature']);
       // Anthropic's own signature stays as it is; another vendor's travels wrapped (opaque-reasoning.ts).
-      if (signature) pieces.push({ kind: 'signature', value: format === ANTHROPIC_FORMAT ? signature : wrapReasoningDetail({ ...item, text: undefined }) });
+      if (signature) pieces.push({ kind: 'signature', value: format === ANTHROPIC_FORMAT ? signature : wrapReasoningDetail({ ...item, text: undefined }), index });
     } else if (item['type'] === 'reasoning.summary') {
       const summary = asString(item['summary']);
       if (summary) {
-        pieces.push({ kind: 'text', value: summary });
+        pieces.push({ kind: 'text', value: summary, index });
         detailText = true;
       }
     } else if (item['type'] === 'reasoning.encrypted') {

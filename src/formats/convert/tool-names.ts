@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 /**
  * OpenAI function names must match ^[a-zA-Z0-9_-]{1,64}$; Anthropic tool names may be longer (MCP
@@ -29,7 +29,18 @@ export class ToolNames {
 }
 
 /** Anthropic tool_use ids must match ^[a-zA-Z0-9_-]+$; some upstreams send `functions.Bash:0`. */
-export function safeToolUseId(id: string | undefined, fallbackIndex: number): string {
-  if (id === undefined || id === '') return `toolu_gw_${fallbackIndex}`;
+export function safeToolUseId(id: string | undefined): string {
+  if (id === undefined || id === '') return newToolUseId();
   return /^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_');
+}
+
+/** For an upstream that sent no id: unique, so ids never repeat across a conversation's turns. */
+export function newToolUseId(): string {
+  return `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+}
+
+/** Tool arguments are a JSON string; a few servers send an object instead. */
+export function argumentsText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : '';
 }

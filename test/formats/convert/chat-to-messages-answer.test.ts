@@ -189,7 +189,7 @@ describe('Chat stream → Messages events (protocol.md §D.8)', () => {
     expect(out.at(-1)).to.deep.equal({ type: 'message_stop' });
   });
 
-  it('gives parallel tool calls one block each, in order', async () => {
+  it('gives parallel tool calls one block each, in order: the first streams live, later ones come whole at the finish', async () => {
     const out = await events(
       chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '' } }] }) +
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] }) +
@@ -197,10 +197,15 @@ describe('Chat stream → Messages events (protocol.md §D.8)', () => {
         chunk({ tool_calls: [{ index: 1, function: { arguments: '2}' } }] }) +
         chunk({}, 'tool_calls') + usageChunk({ prompt_tokens: 1, completion_tokens: 2 }) + DONE,
     );
-    expect(out.slice(2).map((e) => [e['type'], e['index'] ?? null])).to.deep.equal([
-      ['content_block_start', 0], ['content_block_delta', 0], ['content_block_stop', 0],
-      ['content_block_start', 1], ['content_block_delta', 1], ['content_block_delta', 1], ['content_block_stop', 1],
-      ['message_delta', null], ['message_stop', null],
+    expect(out.slice(2)).to.deep.equal([
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'call_a', name: 'f', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"x":1}' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_b', name: 'g', input: {} } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"y":2}' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+      { type: 'message_stop' },
     ]);
   });
 
@@ -243,13 +248,111 @@ describe('Chat stream → Messages events (protocol.md §D.8)', () => {
     expect(overloaded).to.include({ status: 529, type: 'overloaded_error' });
   });
 
-  it('refuses interleaved arguments of parallel tool calls rather than corrupt them', async () => {
+  it('keeps interleaved arguments of parallel tool calls apart (§D.8 step 7)', async () => {
+    const sse =
+      chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'f', arguments: '{"p":' } }] }) +
+      chunk({ tool_calls: [{ index: 1, id: 'b', function: { name: 'g', arguments: '{"q":' } }] }) +
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }, { index: 1, function: { arguments: '2}' } }] }) +
+      chunk({}, 'tool_calls') + DONE;
+    const out = await events(sse);
+    const inputs = new Map<number, string>();
+    for (const e of out) {
+      if (e['type'] === 'content_block_delta') {
+        const index = e['index'] as number;
+        inputs.set(index, (inputs.get(index) ?? '') + String((e['delta'] as Json)['partial_json']));
+      }
+    }
+    expect([...inputs.values()].map((text) => JSON.parse(text))).to.deep.equal([{ p: 1 }, { q: 2 }]);
+  });
+
+  it('fails loudly when a tool’s arguments continue after other content followed them', async () => {
     const sse =
       chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'f', arguments: '{' } }] }) +
-      chunk({ tool_calls: [{ index: 1, id: 'b', function: { name: 'g', arguments: '{' } }] }) +
+      chunk({ content: 'text in between' }) +
       chunk({ tool_calls: [{ index: 0, function: { arguments: '}' } }] }) + chunk({}, 'tool_calls') + DONE;
     const err = await events(sse).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(GatewayError);
-    expect((err as Error).message).to.include('interleaved');
+  });
+
+  it('reads array content in deltas, as some servers stream it', async () => {
+    const out = await events(chunk({ role: 'assistant', content: [{ type: 'text', text: 'Hello ' }] }) + chunk({ content: [{ type: 'text', text: 'there' }] }) + chunk({}, 'stop') + DONE);
+    expect(out.filter((e) => e['type'] === 'content_block_delta').map((e) => (e['delta'] as Json)['text'])).to.deep.equal(['Hello ', 'there']);
+  });
+
+  it('opens a new tool block for a new id, with or without an index', async () => {
+    for (const index of [undefined, 0]) {
+      const call = (id: string, name: string, args: string) => ({ ...(index !== undefined && { index }), id, type: 'function', function: { name, arguments: args } });
+      const out = await events(
+        chunk({ role: 'assistant', tool_calls: [call('call_a', 'get_weather', '{"city":"Paris"}')] }) +
+          chunk({ tool_calls: [call('call_b', 'get_time', '{"tz":"CET"}')] }) + chunk({}, 'tool_calls') + DONE,
+      );
+      const starts = out.filter((e) => e['type'] === 'content_block_start').map((e) => (e['content_block'] as Json)['id']);
+      expect(starts, String(index)).to.deep.equal(['call_a', 'call_b']);
+    }
+  });
+
+  it('does not take an empty finish_reason for a finish', async () => {
+    const out = await events(chunk({ content: 'a' }, '') + chunk({ content: 'b' }, '') + chunk({}, 'stop') + DONE);
+    expect(out.filter((e) => e['type'] === 'content_block_start')).to.have.length(1);
+    const cut = await events(chunk({ content: 'a' }, '')).catch((e: unknown) => e);
+    expect((cut as Error).message).to.include('ended the response early');
+  });
+
+  it('gives each reasoning item its own thinking block and signature, streamed or not', async () => {
+    const F = 'anthropic-claude-v1';
+    const streamed = await events(
+      chunk({ reasoning_details: [{ type: 'reasoning.text', text: 'first', format: F, index: 0 }] }) +
+        chunk({ reasoning_details: [{ type: 'reasoning.text', signature: 'SIG_0', format: F, index: 0 }] }) +
+        chunk({ reasoning_details: [{ type: 'reasoning.text', text: 'second', format: F, index: 1 }] }) +
+        chunk({ reasoning_details: [{ type: 'reasoning.text', signature: 'SIG_1', format: F, index: 1 }] }) +
+        chunk({ content: 'ok' }, 'stop') + DONE,
+    );
+    const thinking = streamed.filter((e) => e['type'] === 'content_block_delta' && ['thinking_delta', 'signature_delta'].includes(String((e['delta'] as Json)['type'])));
+    expect(thinking.map((e) => [e['index'], (e['delta'] as Json)['thinking'] ?? (e['delta'] as Json)['signature']])).to.deep.equal([
+      [0, 'first'], [0, 'SIG_0'], [1, 'second'], [1, 'SIG_1'],
+    ]);
+    const whole = chatToMessage(
+      { choices: [{ index: 0, finish_reason: 'stop', message: { content: 'ok', reasoning_details: [
+        { type: 'reasoning.text', text: 'first', signature: 'SIG_0', format: F, index: 0 },
+        { type: 'reasoning.text', text: 'second', signature: 'SIG_1', format: F, index: 1 },
+      ] } }] },
+      new ToolNames(),
+    );
+    expect(whole.content.slice(0, 2)).to.deep.equal([
+      { type: 'thinking', thinking: 'first', signature: 'SIG_0' },
+      { type: 'thinking', thinking: 'second', signature: 'SIG_1' },
+    ]);
+  });
+
+  it('keeps a signature that comes with no thinking text, in a thinking block of its own', async () => {
+    const item = { type: 'reasoning.text', signature: 'gemini-sig', format: 'google-gemini-v1', index: 0 };
+    const whole = chatToMessage({ choices: [{ index: 0, finish_reason: 'stop', message: { content: 'ok', reasoning_details: [item] } }] }, new ToolNames());
+    expect(whole.content[0]).to.deep.include({ type: 'thinking', thinking: '' });
+    expect((whole.content[0] as { signature: string }).signature.startsWith('junction.reasoning.v1:')).to.equal(true);
+    const streamed = await events(chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{}' } }] }) + chunk({ reasoning_details: [item] }, 'tool_calls') + DONE);
+    expect(streamed.some((e) => (e['delta'] as Json | undefined)?.['type'] === 'signature_delta')).to.equal(true);
+  });
+
+  it('does not finish early on a refusal when usage rides on every chunk', async () => {
+    const withUsage = (delta: Json, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta, finish_reason: finish }], usage: { prompt_tokens: 1, completion_tokens: 1 } })}\n\n`;
+    const out = await events(withUsage({ refusal: "I'm sorry, " }) + withUsage({ refusal: 'I cannot.' }) + withUsage({}, 'stop') + DONE);
+    const text = out.filter((e) => e['type'] === 'content_block_delta').map((e) => (e['delta'] as Json)['text']).join('');
+    expect(text).to.equal("I'm sorry, I cannot.");
+    expect(out.find((e) => e['type'] === 'message_delta')).to.deep.include({ delta: { stop_reason: 'refusal', stop_sequence: null } });
+  });
+
+  it('takes tool arguments sent as an object, and makes up unique ids for calls that have none', () => {
+    const message = chatToMessage(
+      { choices: [{ index: 0, finish_reason: 'tool_calls', message: { tool_calls: [
+        { type: 'function', function: { name: 'f', arguments: { a: 1 } } },
+        { type: 'function', function: { name: 'g', arguments: '{}' } },
+      ] } }] },
+      new ToolNames(),
+    );
+    const [first, second] = message.content as unknown as { id: string; input: unknown }[];
+    expect(first!.input).to.deep.equal({ a: 1 });
+    expect(first!.id).to.match(/^toolu_[0-9a-f]{24}$/);
+    expect(first!.id).not.to.equal(second!.id);
   });
 });

@@ -204,4 +204,29 @@ describe('Chat request → Messages request (protocol.md §D.3)', () => {
     const jsonObject = convert({ response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'x' }] });
     expect((jsonObject.body['tools'] as Json[])[0]?.['input_schema']).to.deep.equal({ type: 'object' });
   });
+
+  it('strips trailing whitespace from a final assistant prefill, which Anthropic refuses', () => {
+    const out = body({ messages: [{ role: 'user', content: 'JSON please' }, { role: 'assistant', content: '{\n  ' }] });
+    expect((out['messages'] as Json[]).at(-1)).to.deep.equal({ role: 'assistant', content: [{ type: 'text', text: '{' }] });
+  });
+
+  it('keeps assistant refusal parts as text', () => {
+    const out = body({
+      messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot.' }] }, { role: 'user', content: 'b' }],
+    });
+    expect((out['messages'] as Json[])[1]).to.deep.equal({ role: 'assistant', content: [{ type: 'text', text: 'I cannot.' }] });
+  });
+
+  it('refuses response_format together with reasoning, which Anthropic cannot combine', () => {
+    expect(() =>
+      body({ reasoning_effort: 'low', max_completion_tokens: 4000, response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'x' }] }),
+    ).to.throw(GatewayError, /response_format/);
+  });
+
+  it('turns OpenRouter’s reasoning: {enabled: true} on with the default budget', () => {
+    expect(body({ max_completion_tokens: 8000, reasoning: { enabled: true }, messages: [{ role: 'user', content: 'x' }] })['thinking']).to.deep.equal({
+      type: 'enabled',
+      budget_tokens: 2048,
+    });
+  });
 });

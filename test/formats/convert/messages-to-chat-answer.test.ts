@@ -5,6 +5,7 @@ import { messagesEventsToChatChunks } from '../../../src/formats/convert/message
 import { messagesEventsFromSse } from '../../../src/formats/upstream-events.ts';
 import { decodeSse } from '../../../src/sse/decode.ts';
 import { GatewayError } from '../../../src/errors.ts';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 
 type Json = Record<string, unknown>;
 const fixture = (path: string) => readFileSync(new URL(`../../fixtures/${path}`, import.meta.url));
@@ -107,11 +108,11 @@ describe('Messages stream → Chat chunks (protocol.md §D.9)', () => {
     ]);
   });
 
-  it('streams thinking as reasoning text and one complete reasoning_details item with its signature', async () => {
+  it('streams thinking as reasoning text, then every complete reasoning_details item once, before the finish', async () => {
     const out = deltas(await chunks(fixture('anthropic/thinking-tool.sse')));
-    expect(out.slice(1, 4)).to.deep.equal([
-      { reasoning: 'The user wants the weather in Florence.' },
-      { reasoning: ' I should call the weather tool.' },
+    expect(out.slice(1, 3)).to.deep.equal([{ reasoning: 'The user wants the weather in Florence.' }, { reasoning: ' I should call the weather tool.' }]);
+    const withDetails = out.filter((d) => d && typeof d === 'object' && 'reasoning_details' in d);
+    expect(withDetails).to.deep.equal([
       {
         reasoning_details: [
           {
@@ -123,6 +124,52 @@ describe('Messages stream → Chat chunks (protocol.md §D.9)', () => {
           },
         ],
       },
+    ]);
+    expect(out.indexOf(withDetails[0])).to.equal(out.length - 2); // just before the finish chunk
+  });
+
+  it('keeps every reasoning item in the OpenAI SDK’s finalChatCompletion(), thinking and redacted alike', async () => {
+    const sse = [
+      { type: 'message_start', message: { id: 'm', model: 'c', usage: { input_tokens: 3 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'T1' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'S1' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'R1' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Hi' } },
+      { type: 'content_block_stop', index: 2 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } },
+      { type: 'message_stop' },
+    ].map(frame).join('');
+    const out = await chunks(sse);
+    // The SDK's own accumulator, fed the chunks as newline-delimited JSON (its readable-stream format).
+    const body = out.map((c) => JSON.stringify(c)).join('\n');
+    const stream = ChatCompletionStream.fromReadableStream(new Response(body).body!);
+    const final = await stream.finalChatCompletion();
+    expect((final.choices[0]!.message as unknown as Json)['reasoning_details']).to.deep.equal([
+      { type: 'reasoning.text', text: 'T1', signature: 'S1', format: 'anthropic-claude-v1', index: 0 },
+      { type: 'reasoning.encrypted', data: 'R1', format: 'anthropic-claude-v1', index: 1 },
+    ]);
+    expect(final.choices[0]!.message.content).to.equal('Hi');
+  });
+
+  it('passes on content a block start already carries', async () => {
+    const sse = [
+      { type: 'message_start', message: { id: 'm', model: 'c', usage: {} } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: 'Pre' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 't', name: 'f', input: { a: 1 } } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 1 } },
+      { type: 'message_stop' },
+    ].map(frame).join('');
+    expect(deltas(await chunks(sse))).to.deep.equal([
+      { role: 'assistant', content: '' },
+      { content: 'Pre' },
+      { tool_calls: [{ index: 0, id: 't', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+      {},
     ]);
   });
 
