@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { perMillionToPicoPerToken } from '../billing/money.ts';
 
 /**
  * The YAML file's shape, validated once at start-up (issue #2). Every object is strict, so a typo is
@@ -10,6 +11,17 @@ const numeric = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v), schema);
 
 const nonNegative = numeric(z.number().min(0));
+// Money is kept in integer pico-dollars: a per-million price is exact with up to 6 decimals.
+// The check is the conversion itself, so what loads is what can be charged.
+const exactPrice = (value: number): boolean => {
+  try {
+    perMillionToPicoPerToken(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const price = numeric(z.number().min(0).refine(exactPrice, 'must have at most 6 decimal places'));
 const positiveInt = numeric(z.number().int().min(1));
 
 const MODALITIES = ['text', 'image', 'audio', 'file', 'video'] as const;
@@ -48,12 +60,12 @@ export const providerSchema = z.strictObject({
 });
 
 export const pricingSchema = z.strictObject({
-  input: nonNegative,
-  output: nonNegative,
-  cache_read: nonNegative.optional(),
-  cache_write: nonNegative.optional(),
-  reasoning: nonNegative.optional(),
-  request: nonNegative.optional(),
+  input: price,
+  output: price,
+  cache_read: price.optional(),
+  cache_write: price.optional(),
+  reasoning: price.optional(),
+  request: price.optional(),
 });
 
 export const modelSchema = z.strictObject({

@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import { parseConfig } from '../../src/config/load.ts';
+import { picoToUsdText, perMillionToPicoPerToken, usdToPico } from '../../src/billing/money.ts';
+import { compilePrices, costOf, maxCostOf } from '../../src/billing/pricing.ts';
+
+const usage = (u: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }>) => ({
+  input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, ...u,
+});
+const pricing = (p: Partial<{ input: number; output: number; cacheRead: number | null; cacheWrite: number | null; reasoning: number | null; request: number | null }>) => ({
+  input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, ...p,
+});
+
+describe('money in integer pico-dollars', () => {
+  it('parses USD amounts exactly, from numbers and strings', () => {
+    expect(usdToPico(1)).to.equal(1_000_000_000_000n);
+    expect(usdToPico(0.3)).to.equal(300_000_000_000n);
+    expect(usdToPico('0.000000000001')).to.equal(1n);
+    expect(usdToPico(1e-7)).to.equal(100_000n);
+    expect(usdToPico('12.50')).to.equal(12_500_000_000_000n);
+    expect(() => usdToPico('0.0000000000001')).to.throw(RangeError);
+    expect(() => usdToPico('ten')).to.throw(RangeError);
+  });
+
+  it('turns per-million prices into exact per-token prices', () => {
+    expect(perMillionToPicoPerToken(3)).to.equal(3_000_000n);
+    expect(perMillionToPicoPerToken(0.3)).to.equal(300_000n);
+    expect(perMillionToPicoPerToken(3.75)).to.equal(3_750_000n);
+    expect(perMillionToPicoPerToken(0.0375)).to.equal(37_500n);
+    expect(perMillionToPicoPerToken(0.000001)).to.equal(1n);
+    expect(() => perMillionToPicoPerToken(0.0000001)).to.throw(RangeError);
+  });
+
+  it('prints amounts exactly', () => {
+    expect(picoToUsdText(1_234_500_000n)).to.equal('0.0012345');
+    expect(picoToUsdText(100_000_000_000_000n)).to.equal('100');
+    expect(picoToUsdText(-1n)).to.equal('-0.000000000001');
+  });
+
+  it('refuses a price with more than 6 decimals at its YAML path', () => {
+    const yaml = 'providers: [{ id: p, plugin: mock }]\nmodels: [{ id: m, routes: [{ provider: p }], pricing: { input: 0.0000001, output: 1 } }]';
+    expect(() => parseConfig(yaml, '/x.yaml', {})).to.throw(/models\[0\]\.pricing\.input: must have at most 6 decimal places/);
+  });
+});
+
+describe('cost of a request', () => {
+  // Claude Sonnet's prices: $3 in, $15 out, $0.30 cache read, $3.75 cache write (per million).
+  const sonnet = compilePrices(pricing({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }));
+
+  it('charges every token kind at its price', () => {
+    // 1000×$3 + 2000×$0.30 + 100×$3.75 + 500×$15, per million = $0.003 + $0.0006 + $0.000375 + $0.0075
+    expect(picoToUsdText(costOf(usage({ input: 1000, cacheRead: 2000, cacheWrite: 100, output: 500 }), sonnet))).to.equal('0.011475');
+  });
+
+  it('prices cache tokens at the input price when no cache price is set', () => {
+    const plain = compilePrices(pricing({ input: 2, output: 8 }));
+    // (100 + 50 + 25)×$2 + 10×$8 per million = $0.00035 + $0.00008
+    expect(picoToUsdText(costOf(usage({ input: 100, cacheRead: 50, cacheWrite: 25, output: 10 }), plain))).to.equal('0.00043');
+  });
+
+  it('prices reasoning tokens, part of the output, at the reasoning price when set', () => {
+    const prices = compilePrices(pricing({ input: 1, output: 4, reasoning: 8 }));
+    // 600 plain output × $4 + 400 reasoning × $8, per million = $0.0024 + $0.0032
+    expect(picoToUsdText(costOf(usage({ output: 1000, reasoning: 400 }), prices))).to.equal('0.0056');
+    const noReasoningPrice = compilePrices(pricing({ input: 1, output: 4 }));
+    expect(picoToUsdText(costOf(usage({ output: 1000, reasoning: 400 }), noReasoningPrice))).to.equal('0.004');
+  });
+
+  it('adds the flat per-request price', () => {
+    const prices = compilePrices(pricing({ input: 1, output: 1, request: 0.01 }));
+    // $0.01 + 1000×$1 per million
+    expect(picoToUsdText(costOf(usage({ input: 1000 }), prices))).to.equal('0.011');
+  });
+
+  it('is exact for a single token at the cheapest price', () => {
+    const cheapest = compilePrices(pricing({ input: 0.000001, output: 0.000001 }));
+    expect(costOf(usage({ input: 1 }), cheapest)).to.equal(1n);
+  });
+
+  it('holds the most a request can cost: inputs at the dearest input price, all output at the dearest output price', () => {
+    // 1000 × $3.75 (cache write is dearest) + 2000 × $15, per million = $0.00375 + $0.03
+    expect(picoToUsdText(maxCostOf(1000, 2000, sonnet))).to.equal('0.03375');
+  });
+});
