@@ -1,0 +1,71 @@
+/**
+ * Versioned schema migrations, applied in order, each once, in a transaction. Never edit a
+ * migration that has shipped: add the next one. Money columns are INTEGER pico-dollars.
+ */
+export const MIGRATIONS: readonly { readonly version: number; readonly sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE keys (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('config', 'store')),
+        balance INTEGER,
+        held INTEGER NOT NULL DEFAULT 0 CHECK (held >= 0),
+        spent INTEGER NOT NULL DEFAULT 0,
+        requests INTEGER NOT NULL DEFAULT 0,
+        models TEXT,
+        rpm INTEGER,
+        disabled INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        CHECK (balance IS NULL OR balance >= 0)
+      );
+      CREATE TABLE holds (
+        request_id TEXT PRIMARY KEY,
+        key_id INTEGER NOT NULL REFERENCES keys(id),
+        amount INTEGER NOT NULL CHECK (amount >= 0),
+        input_cost INTEGER NOT NULL,
+        model TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        instance TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE ledger (
+        request_id TEXT PRIMARY KEY,
+        key_id INTEGER NOT NULL REFERENCES keys(id),
+        endpoint TEXT,
+        model TEXT,
+        provider TEXT,
+        upstream_model TEXT,
+        route TEXT,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        reasoning_tokens INTEGER NOT NULL,
+        cost INTEGER NOT NULL,
+        charged INTEGER NOT NULL,
+        uncollected INTEGER NOT NULL,
+        status INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        estimated INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        first_byte_ms REAL,
+        duration_ms REAL NOT NULL
+      );
+      CREATE INDEX ledger_by_key_time ON ledger (key_id, started_at);
+      CREATE TABLE instances (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL
+      );
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      INSERT INTO meta (name, value) VALUES ('keys_version', 0);
+    `,
+  },
+];

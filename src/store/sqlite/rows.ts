@@ -1,0 +1,54 @@
+import type { KeyRecord, LedgerRow } from '../store.ts';
+
+/** A row as better-sqlite3 returns it with safe integers on: INTEGER columns are bigint. */
+export type Row = Record<string, unknown>;
+
+const int = (value: unknown): number => Number(value);
+const money = (value: unknown): bigint => (typeof value === 'bigint' ? value : BigInt(Number(value ?? 0)));
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+export function toKeyRecord(row: Row): KeyRecord {
+  return {
+    id: int(row['id']),
+    name: String(row['name']),
+    sha256: String(row['sha256']),
+    prefix: String(row['prefix']),
+    source: row['source'] === 'config' ? 'config' : 'store',
+    balance: row['balance'] === null ? null : money(row['balance']),
+    held: money(row['held']),
+    spent: money(row['spent']),
+    requests: int(row['requests']),
+    models: row['models'] === null ? null : (JSON.parse(String(row['models'])) as string[]),
+    rpm: row['rpm'] === null ? null : int(row['rpm']),
+    disabled: int(row['disabled']) === 1,
+  };
+}
+
+export function toLedgerRow(row: Row): LedgerRow {
+  return {
+    requestId: String(row['request_id']),
+    keyId: int(row['key_id']),
+    keyName: String(row['key_name']),
+    endpoint: text(row['endpoint']),
+    model: text(row['model']),
+    provider: text(row['provider']),
+    upstreamModel: text(row['upstream_model']),
+    route: text(row['route']),
+    usage: {
+      input: int(row['input_tokens']),
+      output: int(row['output_tokens']),
+      cacheRead: int(row['cache_read_tokens']),
+      cacheWrite: int(row['cache_write_tokens']),
+      reasoning: int(row['reasoning_tokens']),
+    },
+    cost: money(row['cost']),
+    charged: money(row['charged']),
+    uncollected: money(row['uncollected']),
+    status: int(row['status']),
+    outcome: String(row['outcome']),
+    estimated: int(row['estimated']) === 1,
+    startedAt: new Date(String(row['started_at'])),
+    firstByteMs: row['first_byte_ms'] === null ? null : Number(row['first_byte_ms']),
+    durationMs: Number(row['duration_ms']),
+  };
+}

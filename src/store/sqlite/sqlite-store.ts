@@ -1,0 +1,261 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Pico } from '../../billing/money.ts';
+import {
+  KeyNotFoundError,
+  type ConfigKeySpec,
+  type HoldSpec,
+  type InstanceInfo,
+  type KeyRecord,
+  type LedgerEntry,
+  type LedgerRow,
+  type NewKeySpec,
+  type ReserveResult,
+  type SettleResult,
+  type Store,
+  type UsageQuery,
+} from '../store.ts';
+import { MIGRATIONS } from './migrations.ts';
+import { toKeyRecord, toLedgerRow, type Row } from './rows.ts';
+
+/**
+ * The embedded store: SQLite through better-sqlite3, in WAL mode. Every write that moves money is
+ * one IMMEDIATE transaction, so holds and settlements are atomic against each other, also across
+ * processes sharing the file. `synchronous = NORMAL`: in WAL mode a process crash loses no
+ * committed transaction (20 SIGKILLs, engineering-notes.md); only an OS crash can lose the last ones.
+ */
+export class SqliteStore implements Store {
+  readonly #db: Database.Database;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+    this.#db = new Database(file);
+    this.#db.defaultSafeIntegers(true);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = NORMAL');
+    this.#db.pragma('busy_timeout = 5000');
+    this.#db.pragma('foreign_keys = ON');
+  }
+
+  async migrate(): Promise<void> {
+    this.#db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    const applied = new Set(
+      this.#db.prepare('SELECT version FROM schema_migrations').all().map((r) => Number((r as Row)['version'])),
+    );
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      this.#db
+        .transaction(() => {
+          this.#db.exec(migration.sql);
+          this.#db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, now());
+        })
+        .immediate();
+    }
+  }
+
+  async syncConfigKeys(keys: readonly ConfigKeySpec[]): Promise<void> {
+    const db = this.#db;
+    db.transaction(() => {
+      const listed = new Set(keys.map((k) => k.sha256));
+      for (const key of keys) {
+        const existing = db.prepare('SELECT id, balance FROM keys WHERE sha256 = ?').get(key.sha256) as Row | undefined;
+        if (!existing) {
+          db.prepare(
+            `INSERT INTO keys (name, sha256, prefix, source, balance, models, disabled, created_at, updated_at)
+             VALUES (?, ?, ?, 'config', ?, ?, 0, ?, ?)`,
+          ).run(key.name, key.sha256, `sha256:${key.sha256.slice(0, 8)}`, key.balance, json(key.models), now(), now());
+          continue;
+        }
+        // balance_usd is a starting balance: set once, never reset by later edits of the YAML. Removing
+        // it makes the key unlimited; adding it to an unlimited key starts its balance.
+        const balance = key.balance === null ? null : existing['balance'] === null ? key.balance : (existing['balance'] as bigint);
+        db.prepare('UPDATE keys SET name = ?, balance = ?, models = ?, disabled = 0, updated_at = ? WHERE id = ?').run(
+          key.name, balance, json(key.models), now(), existing['id'],
+        );
+      }
+      for (const row of db.prepare("SELECT id, sha256 FROM keys WHERE source = 'config' AND disabled = 0").all() as Row[]) {
+        if (!listed.has(String(row['sha256']))) db.prepare('UPDATE keys SET disabled = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
+      }
+      this.#bumpKeys();
+    }).immediate();
+  }
+
+  async createKey(spec: NewKeySpec): Promise<KeyRecord> {
+    this.#db.transaction(() => {
+      this.#db
+        .prepare(
+          `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, disabled, created_at, updated_at)
+           VALUES (?, ?, ?, 'store', ?, ?, ?, 0, ?, ?)`,
+        )
+        .run(spec.name, spec.sha256, spec.prefix, spec.balance, json(spec.models), spec.rpm, now(), now());
+      this.#bumpKeys();
+    }).immediate();
+    return this.#keyByName(spec.name);
+  }
+
+  async findKey(sha256: string): Promise<KeyRecord | undefined> {
+    const row = this.#db.prepare('SELECT * FROM keys WHERE sha256 = ?').get(sha256) as Row | undefined;
+    return row ? toKeyRecord(row) : undefined;
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return (this.#db.prepare('SELECT * FROM keys ORDER BY id').all() as Row[]).map(toKeyRecord);
+  }
+
+  async topUp(name: string, amount: Pico): Promise<KeyRecord> {
+    this.#db.transaction(() => {
+      const key = this.#keyByName(name);
+      if (key.balance === null) throw new RangeError(`key "${name}" is unlimited; it has no balance to top up`);
+      this.#db.prepare('UPDATE keys SET balance = balance + ?, updated_at = ? WHERE id = ?').run(amount, now(), key.id);
+      this.#bumpKeys();
+    }).immediate();
+    return this.#keyByName(name);
+  }
+
+  async setDisabled(name: string, disabled: boolean): Promise<KeyRecord> {
+    this.#db.transaction(() => {
+      const key = this.#keyByName(name);
+      this.#db.prepare('UPDATE keys SET disabled = ?, updated_at = ? WHERE id = ?').run(disabled ? 1 : 0, now(), key.id);
+      this.#bumpKeys();
+    }).immediate();
+    return this.#keyByName(name);
+  }
+
+  async keysVersion(): Promise<string> {
+    return String((this.#db.prepare("SELECT value FROM meta WHERE name = 'keys_version'").get() as Row)['value']);
+  }
+
+  async reserve(hold: HoldSpec): Promise<ReserveResult> {
+    const db = this.#db;
+    return db.transaction((): ReserveResult => {
+      const taken = db
+        .prepare('UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)')
+        .run(hold.amount, hold.keyId, hold.amount);
+      if (taken.changes === 0) {
+        const key = db.prepare('SELECT balance, held FROM keys WHERE id = ?').get(hold.keyId) as Row;
+        return { ok: false, available: (key['balance'] as bigint) - (key['held'] as bigint) };
+      }
+      db.prepare('INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        hold.requestId, hold.keyId, hold.amount, hold.inputCost, hold.model, hold.provider, hold.instanceId, now(),
+      );
+      return { ok: true };
+    }).immediate();
+  }
+
+  async settle(entry: LedgerEntry): Promise<SettleResult> {
+    return this.#db.transaction(() => this.#settle(entry)).immediate();
+  }
+
+  #settle(entry: LedgerEntry): SettleResult {
+    const db = this.#db;
+    const hold = db.prepare('SELECT amount FROM holds WHERE request_id = ?').get(entry.requestId) as Row | undefined;
+    if (hold) {
+      db.prepare('DELETE FROM holds WHERE request_id = ?').run(entry.requestId);
+      db.prepare('UPDATE keys SET held = held - ? WHERE id = ?').run(hold['amount'], entry.keyId);
+    }
+    const key = db.prepare('SELECT balance, held FROM keys WHERE id = ?').get(entry.keyId) as Row;
+    const balance = key['balance'] as bigint | null;
+    // Never below zero: what the key cannot pay is recorded as uncollected, not taken from other holds.
+    const free = balance === null ? entry.cost : max0(balance - (key['held'] as bigint));
+    const charged = entry.cost < free ? entry.cost : free;
+    db.prepare('UPDATE keys SET balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?').run(
+      charged, charged, entry.keyId,
+    );
+    const u = entry.usage;
+    db.prepare(
+      `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
+         cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
+         started_at, first_byte_ms, duration_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route,
+      u.input, u.output, u.cacheRead, u.cacheWrite, u.reasoning, entry.cost, charged, entry.cost - charged,
+      entry.status, entry.outcome, entry.estimated ? 1 : 0, entry.startedAt.toISOString(), entry.firstByteMs, entry.durationMs,
+    );
+    return { charged, uncollected: entry.cost - charged };
+  }
+
+  async generation(requestId: string, keyId: number): Promise<LedgerRow | undefined> {
+    const row = this.#db
+      .prepare('SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id WHERE request_id = ? AND key_id = ?')
+      .get(requestId, keyId) as Row | undefined;
+    return row ? toLedgerRow(row) : undefined;
+  }
+
+  async usage(query: UsageQuery): Promise<LedgerRow[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id
+         WHERE (@keyId IS NULL OR key_id = @keyId) AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at < @until)
+         ORDER BY started_at DESC LIMIT @limit`,
+      )
+      .all({ keyId: query.keyId ?? null, since: query.since?.toISOString() ?? null, until: query.until?.toISOString() ?? null, limit: query.limit });
+    return (rows as Row[]).map(toLedgerRow);
+  }
+
+  async registerInstance(instance: InstanceInfo): Promise<void> {
+    this.#db
+      .prepare('INSERT OR REPLACE INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)')
+      .run(instance.id, instance.host, instance.pid, now(), now());
+  }
+
+  async heartbeat(instanceId: string): Promise<void> {
+    this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(now(), instanceId);
+  }
+
+  async reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number> {
+    const db = this.#db;
+    return db.transaction(() => {
+      const instances = db.prepare('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[];
+      const dead = new Set(
+        instances
+          .filter((i) => !alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) || String(i['heartbeat_at']) < staleBefore.toISOString())
+          .map((i) => String(i['id'])),
+      );
+      const known = new Set(instances.map((i) => String(i['id'])));
+      const holds = (db.prepare('SELECT * FROM holds').all() as Row[]).filter((h) => dead.has(String(h['instance'])) || !known.has(String(h['instance'])));
+      for (const hold of holds) {
+        // The prompt reached the upstream, which bills input on any started request; what came
+        // back is unknown. Charge the input estimate and say so.
+        this.#settle({
+          requestId: String(hold['request_id']),
+          keyId: Number(hold['key_id']),
+          endpoint: null,
+          model: String(hold['model']),
+          provider: String(hold['provider']),
+          upstreamModel: null,
+          route: null,
+          usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+          cost: hold['input_cost'] as bigint,
+          status: 0,
+          outcome: 'interrupted',
+          estimated: true,
+          startedAt: new Date(String(hold['created_at'])),
+          firstByteMs: null,
+          durationMs: 0,
+        });
+      }
+      for (const id of dead) db.prepare('DELETE FROM instances WHERE id = ?').run(id);
+      return holds.length;
+    }).immediate();
+  }
+
+  async close(): Promise<void> {
+    this.#db.close();
+  }
+
+  #keyByName(name: string): KeyRecord {
+    const row = this.#db.prepare('SELECT * FROM keys WHERE name = ?').get(name) as Row | undefined;
+    if (!row) throw new KeyNotFoundError(name);
+    return toKeyRecord(row);
+  }
+
+  #bumpKeys(): void {
+    this.#db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'").run();
+  }
+}
+
+const now = (): string => new Date().toISOString();
+const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));
+const max0 = (value: bigint): bigint => (value > 0n ? value : 0n);

@@ -1,0 +1,142 @@
+import type { Pico } from '../billing/money.ts';
+import type { TokenUsage } from '../formats/wire.ts';
+
+/**
+ * The durable store behind keys and money. One interface, two backends: SQLite (embedded, the
+ * default) and PostgreSQL (issue #7). Methods are async so that a networked backend fits.
+ * Money is bigint pico-dollars throughout (src/billing/money.ts).
+ */
+export interface Store {
+  /** Applies pending schema migrations, in order, each once. */
+  migrate(): Promise<void>;
+
+  /** Static keys from the YAML: inserted, updated, and disabled when the file no longer lists them. */
+  syncConfigKeys(keys: readonly ConfigKeySpec[]): Promise<void>;
+  createKey(spec: NewKeySpec): Promise<KeyRecord>;
+  findKey(sha256: string): Promise<KeyRecord | undefined>;
+  listKeys(): Promise<KeyRecord[]>;
+  topUp(name: string, amount: Pico): Promise<KeyRecord>;
+  setDisabled(name: string, disabled: boolean): Promise<KeyRecord>;
+  /** Changes whenever any key changes, in this process or another: a cheap poll for cache refreshes. */
+  keysVersion(): Promise<string>;
+
+  /** Holds a request's maximum cost, atomically against every other hold on the key. */
+  reserve(hold: HoldSpec): Promise<ReserveResult>;
+  /** Releases the request's hold (if any), charges what it cost (never below zero) and writes its ledger row. */
+  settle(entry: LedgerEntry): Promise<SettleResult>;
+
+  /** One request's ledger row, only for the key that made it. */
+  generation(requestId: string, keyId: number): Promise<LedgerRow | undefined>;
+  /** Ledger rows, newest first. */
+  usage(query: UsageQuery): Promise<LedgerRow[]>;
+
+  /** Records this process as alive; holds it leaves behind are reconciled if it dies. */
+  registerInstance(instance: InstanceInfo): Promise<void>;
+  heartbeat(instanceId: string): Promise<void>;
+  /**
+   * Settles holds left by processes that died (same host and pid gone, or heartbeat stale):
+   * each is charged its estimated input cost, marked `estimated` and `interrupted`.
+   */
+  reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+export interface KeyRecord {
+  readonly id: number;
+  readonly name: string;
+  readonly sha256: string;
+  /** The first characters of the key, to recognise it in listings. */
+  readonly prefix: string;
+  readonly source: 'config' | 'store';
+  /** Remaining funds; null means unlimited. */
+  readonly balance: Pico | null;
+  readonly held: Pico;
+  readonly spent: Pico;
+  readonly requests: number;
+  readonly models: readonly string[] | null;
+  readonly rpm: number | null;
+  readonly disabled: boolean;
+}
+
+export interface ConfigKeySpec {
+  readonly name: string;
+  readonly sha256: string;
+  readonly balance: Pico | null;
+  readonly models: readonly string[] | null;
+}
+
+export interface NewKeySpec {
+  readonly name: string;
+  readonly sha256: string;
+  readonly prefix: string;
+  readonly balance: Pico | null;
+  readonly models: readonly string[] | null;
+  readonly rpm: number | null;
+}
+
+export interface HoldSpec {
+  readonly requestId: string;
+  readonly keyId: number;
+  readonly amount: Pico;
+  /** What the input alone would cost: charged if the process dies before settling. */
+  readonly inputCost: Pico;
+  readonly model: string;
+  readonly provider: string;
+  readonly instanceId: string;
+}
+
+export type ReserveResult = { readonly ok: true } | { readonly ok: false; readonly available: Pico };
+
+export interface LedgerEntry {
+  readonly requestId: string;
+  readonly keyId: number;
+  readonly endpoint: string | null;
+  readonly model: string | null;
+  readonly provider: string | null;
+  readonly upstreamModel: string | null;
+  /** native, translated, in-process, local */
+  readonly route: string | null;
+  readonly usage: TokenUsage;
+  readonly cost: Pico;
+  readonly status: number;
+  /** `ok`, an error code, `client_disconnected`… */
+  readonly outcome: string;
+  readonly estimated: boolean;
+  readonly startedAt: Date;
+  readonly firstByteMs: number | null;
+  readonly durationMs: number;
+}
+
+export interface SettleResult {
+  readonly charged: Pico;
+  /** Cost the key could not pay (the hold underestimated): the gateway's loss, recorded. */
+  readonly uncollected: Pico;
+}
+
+export interface LedgerRow extends LedgerEntry {
+  readonly keyName: string;
+  readonly charged: Pico;
+  readonly uncollected: Pico;
+}
+
+export interface UsageQuery {
+  readonly keyId?: number;
+  readonly since?: Date;
+  readonly until?: Date;
+  readonly limit: number;
+}
+
+export interface InstanceInfo {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+}
+
+/** A named key that does not exist. */
+export class KeyNotFoundError extends Error {
+  constructor(name: string) {
+    super(`no key named "${name}"`);
+    this.name = 'KeyNotFoundError';
+  }
+}

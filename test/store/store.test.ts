@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { usdToPico } from '../../src/billing/money.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { KeyNotFoundError, type LedgerEntry, type Store } from '../../src/store/store.ts';
+
+/** Every backend runs the same suite (PostgreSQL joins with issue #7). */
+const BACKENDS: { name: string; open: () => Promise<Store> }[] = [
+  {
+    name: 'SQLite',
+    open: async () => {
+      const store = new SqliteStore(path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db'));
+      await store.migrate();
+      return store;
+    },
+  },
+];
+
+const usd = usdToPico;
+const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+const entry = (requestId: string, keyId: number, cost: bigint, extra: Partial<LedgerEntry> = {}): LedgerEntry => ({
+  requestId, keyId, endpoint: 'messages', model: 'm', provider: 'p', upstreamModel: 'um', route: 'native',
+  usage: { ...ZERO, input: 10, output: 5 }, cost, status: 200, outcome: 'ok', estimated: false,
+  startedAt: new Date('2026-11-22T10:00:00Z'), firstByteMs: 12.5, durationMs: 40, ...extra,
+});
+const newKey = (name: string, balance: bigint | null) => ({ name, sha256: `${name}`.padEnd(64, '0'), prefix: 'sk-jct-ab', balance, models: null, rpm: null });
+
+for (const backend of BACKENDS) {
+  describe(`store (${backend.name})`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await backend.open();
+    });
+    afterEach(() => store.close());
+
+    it('migrates idempotently', async () => {
+      await store.migrate();
+      await store.migrate();
+      expect(await store.listKeys()).to.deep.equal([]);
+    });
+
+    it('creates, finds, lists, tops up and disables keys, bumping the keys version each time', async () => {
+      const v0 = await store.keysVersion();
+      const key = await store.createKey({ ...newKey('alice', usd(10)), models: ['gpt-*'], rpm: 60 });
+      expect(key).to.deep.include({ name: 'alice', balance: usd(10), held: 0n, spent: 0n, requests: 0, models: ['gpt-*'], rpm: 60, disabled: false, source: 'store' });
+      const v1 = await store.keysVersion();
+      expect(v1).not.to.equal(v0);
+      expect((await store.findKey(key.sha256))?.id).to.equal(key.id);
+      expect(await store.findKey('f'.repeat(64))).to.equal(undefined);
+      expect((await store.topUp('alice', usd(2.5))).balance).to.equal(usd(12.5));
+      expect((await store.setDisabled('alice', true)).disabled).to.equal(true);
+      expect(await store.keysVersion()).not.to.equal(v1);
+      expect((await store.listKeys()).map((k) => k.name)).to.deep.equal(['alice']);
+      await store.createKey(newKey('free', null)).catch(() => undefined);
+      const error = await store.topUp('free', usd(1)).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(RangeError);
+      expect(await store.topUp('nobody', usd(1)).catch((e: unknown) => e)).to.be.instanceOf(KeyNotFoundError);
+      expect(await store.createKey(newKey('alice', null)).catch((e: unknown) => e)).to.be.instanceOf(Error);
+    });
+
+    it('syncs YAML keys: starting balance set once, removed keys disabled, balance removed means unlimited', async () => {
+      const sha = 'a'.repeat(64);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: usd(5), models: null }]);
+      const key = (await store.findKey(sha))!;
+      await store.reserve({ requestId: 'r1', keyId: key.id, amount: usd(1), inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
+      await store.settle(entry('r1', key.id, usd(1)));
+      // Editing the YAML's balance does not reset spending.
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: usd(50), models: ['x'] }]);
+      expect(await store.findKey(sha)).to.deep.include({ balance: usd(4), spent: usd(1), models: ['x'], disabled: false });
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null }]);
+      expect((await store.findKey(sha))?.balance).to.equal(null);
+      await store.syncConfigKeys([]);
+      expect((await store.findKey(sha))?.disabled).to.equal(true);
+    });
+
+    it('holds atomically: a hold that does not fit is refused and says what is available', async () => {
+      const key = await store.createKey(newKey('k', usd(1)));
+      const hold = (id: string, amount: bigint) => store.reserve({ requestId: id, keyId: key.id, amount, inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
+      expect(await hold('a', usd(0.6))).to.deep.equal({ ok: true });
+      expect(await hold('b', usd(0.5))).to.deep.equal({ ok: false, available: usd(0.4) });
+      expect(await hold('c', usd(0.4))).to.deep.equal({ ok: true });
+      expect((await store.findKey(key.sha256))?.held).to.equal(usd(1));
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => hold(`p${i}`, 1n)));
+      expect(results.every((r) => !r.ok)).to.equal(true);
+    });
+
+    it('settles: releases the hold, charges the cost, writes the ledger row', async () => {
+      const key = await store.createKey(newKey('k', usd(1)));
+      await store.reserve({ requestId: 'r', keyId: key.id, amount: usd(0.5), inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
+      expect(await store.settle(entry('r', key.id, usd(0.2)))).to.deep.equal({ charged: usd(0.2), uncollected: 0n });
+      expect(await store.findKey(key.sha256)).to.deep.include({ balance: usd(0.8), held: 0n, spent: usd(0.2), requests: 1 });
+      const row = await store.generation('r', key.id);
+      expect(row).to.deep.include({ keyName: 'k', cost: usd(0.2), charged: usd(0.2), uncollected: 0n, status: 200, outcome: 'ok', estimated: false, route: 'native', firstByteMs: 12.5 });
+      expect(row?.usage).to.deep.equal({ ...ZERO, input: 10, output: 5 });
+    });
+
+    it('never takes a balance below zero nor another request’s hold: the excess is recorded as uncollected', async () => {
+      const key = await store.createKey(newKey('k', usd(1)));
+      const hold = (id: string, amount: bigint) => store.reserve({ requestId: id, keyId: key.id, amount, inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
+      await hold('a', usd(0.3));
+      await hold('b', usd(0.5));
+      // a cost more than its hold: it may take its own hold and the free 0.2, not b's 0.5.
+      expect(await store.settle(entry('a', key.id, usd(0.9)))).to.deep.equal({ charged: usd(0.5), uncollected: usd(0.4) });
+      expect(await store.findKey(key.sha256)).to.deep.include({ balance: usd(0.5), held: usd(0.5) });
+      expect(await store.settle(entry('b', key.id, usd(0.5)))).to.deep.equal({ charged: usd(0.5), uncollected: 0n });
+      expect((await store.findKey(key.sha256))?.balance).to.equal(0n);
+    });
+
+    it('charges unlimited keys in full and keeps their balance unlimited', async () => {
+      const key = await store.createKey(newKey('u', null));
+      expect(await store.reserve({ requestId: 'r', keyId: key.id, amount: usd(1000), inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' })).to.deep.equal({ ok: true });
+      expect(await store.settle(entry('r', key.id, usd(3)))).to.deep.equal({ charged: usd(3), uncollected: 0n });
+      expect(await store.findKey(key.sha256)).to.deep.include({ balance: null, held: 0n, spent: usd(3) });
+    });
+
+    it('shows a generation only to the key that made it, and lists usage newest first', async () => {
+      const a = await store.createKey(newKey('a', null));
+      const b = await store.createKey(newKey('b', null));
+      await store.settle(entry('r1', a.id, 1n, { startedAt: new Date('2026-11-22T10:00:00Z') }));
+      await store.settle(entry('r2', a.id, 2n, { startedAt: new Date('2026-11-22T11:00:00Z') }));
+      await store.settle(entry('r3', b.id, 3n));
+      expect(await store.generation('r1', b.id)).to.equal(undefined);
+      expect((await store.usage({ keyId: a.id, limit: 10 })).map((r) => r.requestId)).to.deep.equal(['r2', 'r1']);
+      expect((await store.usage({ since: new Date('2026-11-22T10:30:00Z'), limit: 10 })).map((r) => r.requestId)).to.deep.equal(['r2']);
+    });
+
+    it('reconciles holds of dead instances, charging their input estimate, and leaves live ones alone', async () => {
+      const key = await store.createKey(newKey('k', usd(1)));
+      await store.registerInstance({ id: 'dead', host: 'h', pid: 1 });
+      await store.registerInstance({ id: 'live', host: 'h', pid: 2 });
+      const hold = (id: string, instanceId: string) =>
+        store.reserve({ requestId: id, keyId: key.id, amount: usd(0.3), inputCost: usd(0.01), model: 'm', provider: 'p', instanceId });
+      await hold('from-dead', 'dead');
+      await hold('from-live', 'live');
+      await hold('from-unknown', 'never-registered');
+      const reconciled = await store.reconcile((i) => i.id === 'live', new Date(0));
+      expect(reconciled).to.equal(2);
+      const row = await store.generation('from-dead', key.id);
+      expect(row).to.deep.include({ outcome: 'interrupted', estimated: true, charged: usd(0.01) });
+      // Two holds settled at $0.01 each; the live one still holds $0.30.
+      expect(await store.findKey(key.sha256)).to.deep.include({ held: usd(0.3), balance: usd(0.98) });
+      expect(await store.reconcile(() => true, new Date(0))).to.equal(0);
+    });
+  });
+}
+
+describe('store (SQLite file)', () => {
+  it('keeps what was committed across a reopen', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'nested', 'ledger.db');
+    const first = new SqliteStore(file);
+    await first.migrate();
+    const key = await first.createKey(newKey('k', usd(2)));
+    await first.settle(entry('r', key.id, usd(0.5)));
+    await first.close();
+    const second = new SqliteStore(file);
+    await second.migrate();
+    expect(await second.findKey(key.sha256)).to.deep.include({ balance: usd(1.5), spent: usd(0.5) });
+    await second.close();
+  });
+});
