@@ -87,6 +87,8 @@ export const ERR = {
     }),
   invalidKey: () =>
     new GatewayError({ status: 401, code: 'GW_ERR_KEY_INVALID', message: 'invalid API key', chatCode: 'invalid_api_key' }),
+  keyDisabled: () =>
+    new GatewayError({ status: 401, code: 'GW_ERR_KEY_DISABLED', message: 'this API key has been disabled', chatCode: 'invalid_api_key' }),
   conflictingKeys: () =>
     new GatewayError({
       status: 400,

@@ -1,46 +1,92 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { StaticKeyConfig } from '../config/types.ts';
+import type { KeyRecord, Store } from '../store/store.ts';
 import { compileModelGlobs, type ModelMatcher } from './model-glob.ts';
 
 /** An authenticated caller. The key itself is never kept: only its SHA-256 digest. */
 export interface ApiKey {
+  readonly id: number;
   readonly name: string;
   /** Null when the key may use every model. */
   readonly allowsModel: ModelMatcher | null;
-  /** Starting balance from the YAML; enforced by the ledger (issue #4). */
-  readonly balanceUsd: number | null;
+  readonly disabled: boolean;
 }
 
-interface StoredKey extends ApiKey {
+interface CachedKey extends ApiKey {
   readonly digest: Buffer;
 }
+
+/** How often the store is asked whether keys changed: changes made elsewhere apply within this. */
+const POLL_MS = 250;
 
 export function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
 /**
- * Looks keys up by the SHA-256 of what the client presented. The map lookup is on the digest, not
+ * Keys, looked up by the SHA-256 of what the client presented. The lookup is on the digest, not
  * the secret, so its timing tells an attacker nothing useful; the final comparison is still
- * constant-time on equal-length digests (reliability.md §4.1).
+ * constant-time on equal-length digests (reliability.md §4.1). Keys are cached and the cache is
+ * reloaded when the store's keys version changes, so a key created, topped up or disabled by the
+ * CLI in another process applies within a second, without a restart (issue #4).
  */
 export class KeyStore {
-  readonly #byDigest = new Map<string, StoredKey>();
+  readonly #store: Store;
+  #byDigest = new Map<string, CachedKey>();
+  #version = '';
+  #timer: NodeJS.Timeout | undefined;
 
-  constructor(keys: readonly StaticKeyConfig[]) {
-    for (const key of keys) {
-      this.#byDigest.set(key.sha256, {
-        name: key.name,
-        digest: Buffer.from(key.sha256, 'hex'),
-        allowsModel: key.models === null ? null : compileModelGlobs(key.models),
-        balanceUsd: key.balanceUsd,
-      });
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  async start(): Promise<void> {
+    await this.#reload();
+    this.#timer = setInterval(() => void this.#refresh(), POLL_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** The key, or undefined when none matches. A disabled key is returned; the caller refuses it. */
+  async authenticate(presented: string): Promise<ApiKey | undefined> {
+    const digest = sha256(presented);
+    const hex = digest.toString('hex');
+    let key = this.#byDigest.get(hex);
+    if (!key) {
+      // Created since the last reload: look it up now rather than wait for the poll.
+      const record = await this.#store.findKey(hex);
+      if (!record) return undefined;
+      key = cached(record);
+      this.#byDigest.set(hex, key);
+    }
+    return timingSafeEqual(key.digest, digest) ? key : undefined;
+  }
+
+  async #refresh(): Promise<void> {
+    try {
+      if ((await this.#store.keysVersion()) !== this.#version) await this.#reload();
+    } catch {
+      // The store is briefly unavailable (a busy file, a restarting database): keep the cache.
     }
   }
 
-  authenticate(presented: string): ApiKey | undefined {
-    const digest = sha256(presented);
-    const stored = this.#byDigest.get(digest.toString('hex'));
-    return stored !== undefined && timingSafeEqual(stored.digest, digest) ? stored : undefined;
+  async #reload(): Promise<void> {
+    const version = await this.#store.keysVersion();
+    const next = new Map<string, CachedKey>();
+    for (const record of await this.#store.listKeys()) next.set(record.sha256, cached(record));
+    this.#byDigest = next;
+    this.#version = version;
   }
+}
+
+function cached(record: KeyRecord): CachedKey {
+  return {
+    id: record.id,
+    name: record.name,
+    digest: Buffer.from(record.sha256, 'hex'),
+    allowsModel: record.models === null ? null : compileModelGlobs(record.models),
+    disabled: record.disabled,
+  };
 }

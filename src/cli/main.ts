@@ -1,11 +1,19 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load.ts';
+import { KeyNotFoundError } from '../store/store.ts';
 import { createGateway } from '../gateway.ts';
-import { PluginLoadError } from '../plugin-host/loader.ts';
+import { loadProviders, PluginLoadError } from '../plugin-host/loader.ts';
+import { createLogger } from '../log.ts';
+import { keysCommand } from './keys.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `usage:
   junction serve --config <file> [--host <host>] [--port <port>]
-  junction check-config <file>`;
+  junction check-config <file>
+  junction keys create --config <file> --name <name> [--balance-usd <usd>] [--models <glob,glob>] [--rpm <n>]
+  junction keys list --config <file>
+  junction keys topup --config <file> --name <name> --usd <usd>
+  junction keys disable --config <file> --name <name>`;
 
 /** Runs the command line; resolves to an exit code, or null while a server keeps running. */
 export async function main(argv: readonly string[]): Promise<number | null> {
@@ -16,6 +24,8 @@ export async function main(argv: readonly string[]): Promise<number | null> {
         return await serve(rest);
       case 'check-config':
         return await checkConfig(rest);
+      case 'keys':
+        return await keysCommand(rest);
       case '--help':
       case '-h':
       case 'help':
@@ -68,14 +78,13 @@ async function checkConfig(args: readonly string[]): Promise<number> {
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError('check-config needs exactly one <file>');
   const config = loadConfig(file);
-  // Load and create every plugin too (no network), so a bad plugin is caught here, not at start-up.
-  const gateway = await createGateway({ ...config, log: { level: 'silent' } });
-  await gateway.close();
+  // Load and create every plugin too (no network, no files), so a bad plugin is caught here.
+  const providers = await loadProviders(config.providers, config.dir, createLogger('silent'));
+  for (const provider of providers.values()) await provider.plugin.close?.();
   process.stdout.write(`${file}: ok (${config.providers.length} providers, ${config.models.length} models, ${config.auth.keys.length} keys)\n`);
   return 0;
 }
 
-class UsageError extends Error {}
 
 function reportFailure(err: unknown): number {
   if (err instanceof ConfigError) {
@@ -84,6 +93,10 @@ function reportFailure(err: unknown): number {
   }
   if (err instanceof PluginLoadError) {
     process.stderr.write(`${err.problems.join('\n')}\n`);
+    return 1;
+  }
+  if (err instanceof KeyNotFoundError || err instanceof RangeError) {
+    process.stderr.write(`junction: ${err.message}\n`);
     return 1;
   }
   if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {

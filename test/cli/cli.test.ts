@@ -9,9 +9,12 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'bin/junction.js');
 const DEMO_KEY = 'sk-jct-local-demo-key-change-me';
 
+/** A ledger of the tests' own, so serving the default config writes nothing into the repository. */
+const STORAGE = `sqlite://${path.join(mkdtempSync(path.join(tmpdir(), 'junction-cli-store-')), 'ledger.db')}`;
+
 /** The environment of a newcomer's machine: no provider keys. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
+  const env = { ...process.env, JUNCTION_STORAGE_URL: STORAGE };
   for (const name of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'JUNCTION_KEY']) delete env[name];
   return env;
 }

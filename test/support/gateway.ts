@@ -119,7 +119,9 @@ export async function startGateway(
   options: { env?: NodeJS.ProcessEnv; dir?: string } = {},
 ): Promise<TestGateway> {
   const file = path.join(options.dir ?? TEST_DIR, 'gateway.test.yaml');
-  const config = parseConfig(yaml, file, options.env ?? {});
+  // Each test gateway gets its own ledger unless the test names one.
+  const isolated = /^storage:/m.test(yaml) ? yaml : `${yaml}\nstorage: { url: "sqlite://:memory:" }\n`;
+  const config = parseConfig(isolated, file, options.env ?? {});
   const logs = new LogCapture();
   const gateway = await createGateway(config, { logDestination: logs });
   const address = await gateway.listen('127.0.0.1', 0);

@@ -21,8 +21,9 @@ export function createAuth(keys: KeyStore): GatewayMiddleware {
     }
     if (headerKey === '' && bearer === '') throw ERR.missingKey();
     if (headerKey !== '' && bearer !== '' && headerKey !== bearer) throw ERR.conflictingKeys();
-    const key = keys.authenticate(headerKey || bearer);
+    const key = await keys.authenticate(headerKey || bearer);
     if (!key) throw ERR.invalidKey();
+    if (key.disabled) throw ERR.keyDisabled();
     ctx.state.key = key;
     await next();
   };

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { picoToUsdText, usdToPico } from '../billing/money.ts';
+import { sha256 } from '../auth/key-store.ts';
+import { loadConfig } from '../config/load.ts';
+import { openStore } from '../store/open.ts';
+import type { KeyRecord, Store } from '../store/store.ts';
+import { UsageError } from './usage-error.ts';
+
+/**
+ * `junction keys create|list|topup|disable --config <file>`: keys kept in the deployment's store.
+ * A running gateway sees every change within a second (src/auth/key-store.ts).
+ */
+export async function keysCommand(args: readonly string[]): Promise<number> {
+  const [action, ...rest] = args;
+  const { values } = parseArgs({
+    args: [...rest],
+    options: {
+      config: { type: 'string', short: 'c' },
+      name: { type: 'string' },
+      'balance-usd': { type: 'string' },
+      usd: { type: 'string' },
+      models: { type: 'string' },
+      rpm: { type: 'string' },
+    },
+  });
+  if (values.config === undefined) throw new UsageError(`keys ${action ?? ''} needs --config <file>`);
+  const config = loadConfig(values.config);
+  const store = await openStore(config.storage.url);
+  try {
+    switch (action) {
+      case 'create':
+        return await create(store, config.auth.keyPrefix, values);
+      case 'list':
+        return await list(store);
+      case 'topup': {
+        const key = await store.topUp(required(values.name, '--name'), usdAmount(required(values.usd, '--usd'), '--usd'));
+        process.stdout.write(`${key.name}: balance ${usdText(key.balance)}\n`);
+        return 0;
+      }
+      case 'disable': {
+        const key = await store.setDisabled(required(values.name, '--name'), true);
+        process.stdout.write(`${key.name}: disabled\n`);
+        return 0;
+      }
+      default:
+        throw new UsageError(action === undefined ? 'keys needs an action' : `unknown keys action "${action}"`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function create(
+  store: Store,
+  prefix: string,
+  values: { name?: string | undefined; 'balance-usd'?: string | undefined; models?: string | undefined; rpm?: string | undefined },
+): Promise<number> {
+  const name = required(values.name, '--name');
+  if ((await store.listKeys()).some((k) => k.name === name)) throw new RangeError(`a key named "${name}" already exists`);
+  // 24 random bytes: 32 URL-safe characters after the greppable prefix (reliability.md §4.1).
+  const key = `${prefix}${randomBytes(24).toString('base64url')}`;
+  const rpm = values.rpm === undefined ? null : Number(values.rpm);
+  if (rpm !== null && (!Number.isInteger(rpm) || rpm < 1)) throw new UsageError('--rpm must be a positive integer');
+  const models = values.models === undefined ? null : values.models.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  const record = await store.createKey({
+    name,
+    sha256: sha256(key).toString('hex'),
+    prefix: key.slice(0, prefix.length + 4),
+    balance: values['balance-usd'] === undefined ? null : usdAmount(values['balance-usd'], '--balance-usd'),
+    models: models === null || models.length === 0 ? null : models,
+    rpm,
+  });
+  // The key itself goes to stdout, alone, so it can be captured; it is shown this once only.
+  process.stdout.write(`${key}\n`);
+  process.stderr.write(`created key "${record.name}" (balance ${usdText(record.balance)}); store it now: it cannot be shown again\n`);
+  return 0;
+}
+
+async function list(store: Store): Promise<number> {
+  const rows = (await store.listKeys()).map((k) => [k.name, `${k.prefix}…`, usdText(k.balance), usdText(k.spent), String(k.requests), status(k)]);
+  const header = ['NAME', 'PREFIX', 'BALANCE', 'SPENT', 'REQUESTS', 'STATUS'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+  return 0;
+}
+
+const status = (key: KeyRecord): string => (key.disabled ? 'disabled' : 'active');
+const usdText = (pico: bigint | null): string => (pico === null ? 'unlimited' : `$${picoToUsdText(pico)}`);
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+function usdAmount(text: string, flag: string): bigint {
+  let amount: bigint;
+  try {
+    amount = usdToPico(text);
+  } catch {
+    throw new UsageError(`${flag} must be an amount in USD, such as 25 or 0.50`);
+  }
+  if (amount <= 0n) throw new UsageError(`${flag} must be more than zero`);
+  return amount;
+}

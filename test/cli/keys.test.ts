@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
+import { LogCapture } from '../support/gateway.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
+
+function junction(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('junction keys (CLI) against a running gateway', () => {
+  let file: string;
+  let gateway: Gateway;
+  let url: string;
+  const ask = (key: string) =>
+    fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+  /** Milliseconds until the request gives `status`, polling for at most 2 s. */
+  const msUntil = async (key: string, status: number): Promise<number> => {
+    const start = performance.now();
+    while (performance.now() - start < 2000) {
+      if ((await ask(key)).status === status) return performance.now() - start;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return Infinity;
+  };
+
+  before(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'junction-keys-'));
+    file = path.join(dir, 'gateway.yaml');
+    writeFileSync(
+      file,
+      `storage: { url: "sqlite://ledger.db" }
+providers: [{ id: mock, plugin: mock }]
+models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 1, output: 1 } }]
+`,
+    );
+    gateway = await createGateway(loadConfig(file), { logDestination: new LogCapture() });
+    url = `http://127.0.0.1:${(await gateway.listen('127.0.0.1', 0)).port}`;
+  });
+  after(() => gateway.close());
+
+  it('creates a key that works on the running gateway within a second, then tops it up, lists and disables it', async () => {
+    const created = await junction('keys', 'create', '--config', file, '--name', 'bob', '--balance-usd', '5', '--models', 'demo,gpt-*', '--rpm', '60');
+    expect(created.code).to.equal(0);
+    const key = created.stdout.trim();
+    expect(key).to.match(/^sk-jct-[A-Za-z0-9_-]{32}$/);
+    expect(created.stderr).to.include('created key "bob" (balance $5)');
+    expect(await msUntil(key, 200)).to.be.below(1000);
+
+    const topped = await junction('keys', 'topup', '--config', file, '--name', 'bob', '--usd', '2.50');
+    expect(topped).to.deep.include({ code: 0, stdout: 'bob: balance $7.5\n' });
+
+    const listed = await junction('keys', 'list', '--config', file);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header).to.match(/^NAME\s+PREFIX\s+BALANCE\s+SPENT\s+REQUESTS\s+STATUS$/);
+    expect(row).to.match(new RegExp(`^bob\\s+${key.slice(0, 11)}…\\s+\\$7\\.5\\s+\\$0\\s+\\d+\\s+active$`));
+    expect(listed.stdout).not.to.include(key);
+
+    expect((await junction('keys', 'disable', '--config', file, '--name', 'bob')).code).to.equal(0);
+    expect(await msUntil(key, 401)).to.be.below(1000);
+    expect(((await (await ask(key)).json()) as { error: { message: string } }).error.message).to.equal('this API key has been disabled');
+  });
+
+  it('stores only the key’s digest', async () => {
+    const created = await junction('keys', 'create', '--config', file, '--name', 'carol');
+    const key = created.stdout.trim();
+    const stored = await gateway.store.listKeys();
+    expect(JSON.stringify(stored, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.to.include(key.slice(11));
+    expect(stored.find((k) => k.name === 'carol')).to.deep.include({ balance: null, disabled: false });
+  });
+
+  it('fails clearly for a duplicate name, an unknown key, a bad amount and a missing --config', async () => {
+    await junction('keys', 'create', '--config', file, '--name', 'dup');
+    const duplicate = await junction('keys', 'create', '--config', file, '--name', 'dup');
+    expect(duplicate).to.deep.include({ code: 1, stderr: 'junction: a key named "dup" already exists\n' });
+    const unknown = await junction('keys', 'topup', '--config', file, '--name', 'nobody', '--usd', '1');
+    expect(unknown).to.deep.include({ code: 1, stderr: 'junction: no key named "nobody"\n' });
+    const bad = await junction('keys', 'topup', '--config', file, '--name', 'dup', '--usd', 'lots');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.match(/^junction: --usd must be an amount in USD/);
+    const noConfig = await junction('keys', 'list');
+    expect(noConfig.code).to.equal(2);
+  });
+});
