@@ -5,7 +5,8 @@ import type { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createDispatcher } from './dispatch/dispatch.ts';
 import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema } from './formats/request-schemas.ts';
-import { createAccessLog } from './http/middleware/access-log.ts';
+import { createRequestFinish } from './http/middleware/finish.ts';
+import { createReservation } from './http/middleware/reserve.ts';
 import { createAuth } from './http/middleware/auth.ts';
 import { createBodyReader } from './http/middleware/body.ts';
 import { createErrorHandler } from './http/middleware/errors.ts';
@@ -20,6 +21,7 @@ import type { LoadedProvider } from './plugin-host/loader.ts';
 import type { UpstreamAgents } from './proxy/agents.ts';
 import type { Passthrough } from './proxy/passthrough.ts';
 import type { UsageSink } from './usage/sink.ts';
+import type { Store } from './store/store.ts';
 
 /** Bodies nesting deeper than this are refused; real requests stay far below (Claude Code's ~15). */
 const MAX_JSON_DEPTH = 128;
@@ -32,6 +34,8 @@ export interface AppParts {
   readonly passthrough: Passthrough;
   readonly agents: UpstreamAgents;
   readonly sink: UsageSink;
+  readonly store: Store;
+  readonly instanceId: string;
   readonly log: Logger;
 }
 
@@ -44,20 +48,21 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const auth = createAuth(parts.keys);
   const version = createVersionCheck();
   const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
+  const reserve = createReservation(parts.store, parts.instanceId);
   const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, agents: parts.agents, log: parts.log });
 
   const router = new Router<GatewayState>();
   router.post(
     '/v1/messages',
-    auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), dispatch,
+    auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), reserve, dispatch,
   );
   router.post(
     '/v1/messages/count_tokens',
-    auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), dispatch,
+    auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), reserve, dispatch,
   );
   router.post(
     '/v1/chat/completions',
-    auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), dispatch,
+    auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), reserve, dispatch,
   );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
@@ -70,7 +75,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
 
   app.use(createRequestContext());
-  app.use(createAccessLog(parts.sink, parts.log));
+  app.use(createRequestFinish(parts.store, parts.sink, parts.log));
   app.use(createErrorHandler(parts.log));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -143,6 +143,16 @@ export const ERR = {
     }),
   invalidField: (message: string, param: string) =>
     new GatewayError({ status: 400, code: 'GW_ERR_FIELD_INVALID', message, param, chatCode: 'invalid_value' }),
+  // OpenAI's own code for an exhausted balance is insufficient_quota (issue #4).
+  insufficientBalance: (maxCost: string, available: string) =>
+    new GatewayError({
+      status: 402,
+      code: 'GW_ERR_INSUFFICIENT_BALANCE',
+      message: `insufficient balance: this request may cost up to $${maxCost} and $${available} is available; top up the key or lower max_tokens`,
+      chatType: 'insufficient_quota',
+      chatCode: 'insufficient_quota',
+      headers: NO_RETRY,
+    }),
   modelNotFound: (model: string) =>
     new GatewayError({
       status: 404,

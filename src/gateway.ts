@@ -75,6 +75,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     passthrough,
     agents,
     sink: options.sink ?? new LogUsageSink(log),
+    store,
+    instanceId: instance.id,
     log,
   });
   const server = http.createServer(app.callback());

@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../config/types.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
+import { compilePrices, type Prices } from '../billing/pricing.ts';
 
 export interface CatalogueRoute {
   readonly provider: LoadedProvider;
@@ -8,6 +9,8 @@ export interface CatalogueRoute {
 
 export interface CatalogueEntry {
   readonly model: ModelConfig;
+  /** Prices in pico-dollars, compiled once. */
+  readonly prices: Prices;
   /** Ordered as in the YAML; providers resolved once at start-up. */
   readonly routes: readonly CatalogueRoute[];
 }
@@ -24,7 +27,7 @@ export class Catalogue {
         if (!provider) throw new Error(`model ${model.id}: provider ${route.provider} not loaded`);
         return { provider, model: route.model };
       });
-      this.#entries.set(model.id, { model, routes });
+      this.#entries.set(model.id, { model, prices: compilePrices(model.pricing), routes });
     }
   }
 

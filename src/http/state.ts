@@ -5,11 +5,14 @@ import type { Surface } from '../errors.ts';
 import type { Endpoint, TokenUsage } from '../formats/wire.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
 import type { JsonScan } from './json-scan.ts';
+import type { Prices } from '../billing/pricing.ts';
+import type { Pico } from '../billing/money.ts';
 
 /** Where a request was sent, once its model is resolved. */
 export interface ResolvedRoute {
   readonly endpoint: Endpoint;
   readonly model: ModelConfig;
+  readonly prices: Prices;
   readonly provider: LoadedProvider;
   /** The model name the upstream sees. */
   readonly upstreamModel: string;
@@ -27,6 +30,15 @@ export interface RequestOutcome {
   firstByteMs?: number;
   /** Set when a response ended badly after it started (cut stream, upstream reset). */
   error?: string;
+  /** Output tokens estimated from the content that passed, for a stream cut before its usage. */
+  outputEstimate?: number;
+}
+
+/** What was held for the request before it went upstream. */
+export interface Reservation {
+  readonly amount: Pico;
+  /** The request's input estimate in tokens (before the hold's safety margin). */
+  readonly inputTokens: number;
 }
 
 /** Per-request state shared by the middleware chain (`ctx.state`). */
@@ -43,6 +55,7 @@ export interface GatewayState {
   /** The parsed body; validated by the endpoint's schema before routing. */
   body?: Record<string, unknown>;
   route?: ResolvedRoute;
+  reservation?: Reservation;
   outcome: RequestOutcome;
 }
 

@@ -62,3 +62,22 @@ export function estimateMessagesInputTokens(request: Json): number {
   for (const tool of asArray(request['tools'])) chars += JSON.stringify(tool).length;
   return tokens + Math.ceil(chars / CHARS_PER_TOKEN);
 }
+
+/** The same estimate for a Chat Completions request: message text, image parts, tool schemas. */
+export function estimateChatInputTokens(request: Json): number {
+  let chars = 0;
+  let tokens = 0;
+  for (const raw of asArray(request['messages'])) {
+    const message = asObject(raw);
+    const content = message['content'];
+    if (typeof content === 'string') chars += content.length;
+    for (const part of asArray(content)) {
+      const p = asObject(part);
+      if (p['type'] === 'image_url') tokens += TOKENS_PER_IMAGE;
+      else chars += (asString(p['text']) ?? JSON.stringify(p)).length;
+    }
+    if (message['tool_calls'] !== undefined) chars += JSON.stringify(message['tool_calls']).length;
+  }
+  for (const tool of asArray(request['tools'])) chars += JSON.stringify(tool).length;
+  return tokens + Math.ceil(chars / CHARS_PER_TOKEN);
+}

@@ -1,5 +1,6 @@
 import type { Endpoint, TokenUsage } from '../formats/wire.ts';
 import type { Logger } from '../log.ts';
+import { picoToUsdText } from '../billing/money.ts';
 
 /** Everything worth recording about one finished request. Never a key, a header value or prompt text. */
 export interface RequestRecord {
@@ -17,10 +18,14 @@ export interface RequestRecord {
   readonly upstreamStatus?: number;
   readonly firstByteMs?: number;
   readonly usage?: TokenUsage;
+  /** True when the usage was estimated (a stream cut short). */
+  readonly estimated?: boolean;
+  /** What the ledger charged, in pico-dollars. */
+  readonly charged?: bigint;
   readonly errorCode?: string;
 }
 
-/** Where request records go. One sink for now (the request log); the ledger joins in issue #4. */
+/** Where request records go once the ledger has settled them: the request log by default. */
 export interface UsageSink {
   record(entry: RequestRecord): void;
 }
@@ -54,6 +59,8 @@ export class LogUsageSink implements UsageSink {
           cache_write: entry.usage.cacheWrite,
           reasoning: entry.usage.reasoning,
         },
+        cost_usd: entry.charged === undefined ? undefined : picoToUsdText(entry.charged),
+        estimated: entry.estimated,
         error: entry.errorCode,
       },
       'request',

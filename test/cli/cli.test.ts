@@ -14,7 +14,7 @@ const STORAGE = `sqlite://${path.join(mkdtempSync(path.join(tmpdir(), 'junction-
 
 /** The environment of a newcomer's machine: no provider keys. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env, JUNCTION_STORAGE_URL: STORAGE };
+  const env: NodeJS.ProcessEnv = { ...process.env, JUNCTION_STORAGE_URL: STORAGE };
   for (const name of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'JUNCTION_KEY']) delete env[name];
   return env;
 }

@@ -48,7 +48,7 @@ describe('junction keys (CLI) against a running gateway', () => {
       file,
       `storage: { url: "sqlite://ledger.db" }
 providers: [{ id: mock, plugin: mock }]
-models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 1, output: 1 } }]
+models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 0 } }]
 `,
     );
     gateway = await createGateway(loadConfig(file), { logDestination: new LogCapture() });

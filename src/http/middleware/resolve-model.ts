@@ -20,7 +20,7 @@ export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): G
     if (!route) throw ERR.internal();
     const missing = route.provider.config.missingKeyVariables;
     if (missing !== null) throw ERR.providerMissingKey(route.provider.config.id, missing);
-    ctx.state.route = { endpoint, model: entry.model, provider: route.provider, upstreamModel: route.model };
+    ctx.state.route = { endpoint, model: entry.model, prices: entry.prices, provider: route.provider, upstreamModel: route.model };
     await next();
   };
 }

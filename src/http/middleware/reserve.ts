@@ -1,0 +1,51 @@
+import { maxCostOf } from '../../billing/pricing.ts';
+import { picoToUsdText } from '../../billing/money.ts';
+import { ERR } from '../../errors.ts';
+import type { Store } from '../../store/store.ts';
+import { estimateChatInputTokens, estimateMessagesInputTokens } from '../../usage/estimate.ts';
+import type { GatewayMiddleware } from '../state.ts';
+
+/** The input estimate runs low for code and new tokenizers (README, "count_tokens"): hold more. */
+const INPUT_MARGIN = 1.5;
+/** Output held when neither the request nor the catalogue bounds it. */
+const FALLBACK_MAX_OUTPUT = 32_768;
+
+/**
+ * Reserve, then settle (issue #4; reliability.md §3.1). Before anything goes upstream, the
+ * request's maximum cost is held on its key, atomically against every other request: a
+ * check-then-debit overspends under concurrency, a hold cannot. If the key cannot cover it, the
+ * answer is 402 and nothing is sent. The hold is settled with the real cost when the request ends
+ * (createRequestFinish).
+ */
+export function createReservation(store: Store, instanceId: string): GatewayMiddleware {
+  return async (ctx, next) => {
+    const { route, body, key, requestId } = ctx.state;
+    if (!route || !body || !key) throw ERR.internal();
+    if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
+    const inputTokens = route.endpoint === 'chat_completions' ? estimateChatInputTokens(body) : estimateMessagesInputTokens(body);
+    const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutputOf(body, route.model), route.prices);
+    const reserved = await store.reserve({
+      requestId,
+      keyId: key.id,
+      amount,
+      inputCost: BigInt(inputTokens) * route.prices.input,
+      model: route.model.id,
+      provider: route.provider.config.id,
+      instanceId,
+    });
+    if (!reserved.ok) {
+      const available = reserved.available > 0n ? reserved.available : 0n;
+      throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(available));
+    }
+    ctx.state.reservation = { amount, inputTokens };
+    await next();
+  };
+}
+
+function maxOutputOf(body: Record<string, unknown>, model: { maxOutputTokens: number | null; contextLength: number | null }): number {
+  for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
+    const value = body[field];
+    if (typeof value === 'number' && value > 0) return Math.min(value, model.maxOutputTokens ?? value);
+  }
+  return model.maxOutputTokens ?? model.contextLength ?? FALLBACK_MAX_OUTPUT;
+}
