@@ -9,6 +9,8 @@ import { SseWriter } from '../sse/writer.ts';
 import { estimateMessagesInputTokens } from '../usage/estimate.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
+import { costOf } from '../billing/pricing.ts';
+import { picoToUsdNumber } from '../billing/money.ts';
 
 /**
  * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
@@ -53,7 +55,15 @@ export function sendBody(ctx: GatewayContext, format: WireFormat, body: Json): v
   if (format === 'messages') applyMessagesUsage(usage, body['usage']);
   else applyChatUsage(usage, body['usage']);
   ctx.state.outcome.usage = usage;
-  ctx.body = body;
+  ctx.body = format === 'chat' ? withCost(body, usage, ctx) : body;
+}
+
+/** Chat answers carry usage.cost in USD at the model's prices (OpenRouter's convention; issue #4). */
+function withCost(chunk: Json, usage: TokenUsage, ctx: GatewayContext): Json {
+  const prices = ctx.state.route?.prices;
+  const current = chunk['usage'];
+  if (!prices || typeof current !== 'object' || current === null) return chunk;
+  return { ...chunk, usage: { ...(current as Json), cost: picoToUsdNumber(costOf(usage, prices)) } };
 }
 
 export async function sendStream(
@@ -79,11 +89,15 @@ export async function sendStream(
   writer.start();
   const usage: TokenUsage = emptyUsage();
   let sawUsage = false;
+  let outputChars = 0;
   const isMessages = format === 'messages';
   try {
     while (next.done !== true) {
-      const event = next.value;
-      if (isMessages ? applyMessagesEvent(usage, event) : applyChatChunk(usage, event)) sawUsage = true;
+      let event = next.value;
+      const carriesUsage = isMessages ? applyMessagesEvent(usage, event) : applyChatChunk(usage, event);
+      if (carriesUsage) sawUsage = true;
+      if (carriesUsage && !isMessages) event = withCost(event, usage, ctx);
+      outputChars += isMessages ? messagesDeltaChars(event) : chatDeltaChars(event);
       await writer.write(isMessages ? messagesEventFrame(event as { type: string }) : chatChunkFrame(event));
       if (writer.closed) {
         outcome.error = 'client_disconnected';
@@ -99,7 +113,29 @@ export async function sendStream(
     writer.end(streamErrorFrame(surface, failure, requestId));
   } finally {
     if (sawUsage) outcome.usage = usage;
+    outcome.outputEstimate = Math.ceil(outputChars / 4);
   }
+}
+
+/** Characters of model output in a Messages delta event, for the estimate of a cut stream. */
+function messagesDeltaChars(event: Json): number {
+  if (event['type'] !== 'content_block_delta') return 0;
+  const delta = event['delta'] as Json | undefined;
+  const text = delta?.['text'] ?? delta?.['thinking'] ?? delta?.['partial_json'];
+  return typeof text === 'string' ? text.length : 0;
+}
+
+/** Characters of model output in a Chat chunk. */
+function chatDeltaChars(chunk: Json): number {
+  const choices = chunk['choices'];
+  const delta = Array.isArray(choices) ? ((choices[0] as Json | undefined)?.['delta'] as Json | undefined) : undefined;
+  if (!delta) return 0;
+  let chars = 0;
+  for (const field of ['content', 'reasoning', 'reasoning_content', 'refusal'] as const) {
+    if (typeof delta[field] === 'string') chars += delta[field].length;
+  }
+  if (Array.isArray(delta['tool_calls'])) chars += JSON.stringify(delta['tool_calls']).length;
+  return chars;
 }
 
 function asFailure(err: unknown, provider: string, requestId: string, log: Logger): GatewayError {

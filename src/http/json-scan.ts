@@ -1,19 +1,26 @@
 /**
- * One pass over a JSON request body's bytes, before JSON.parse:
+ * One pass over a JSON body's bytes, before JSON.parse:
  *  - rejects nesting deeper than a limit: a deeply nested body blocks the event loop for seconds in
  *    JSON.parse and overflows recursive walkers (engineering-notes.md, "Costs measured");
- *  - finds the byte range of the top-level `"model"` string, so a route that renames the model can
- *    splice those bytes and leave every other byte as the client sent it (issue #2).
+ *  - finds the byte ranges of chosen top-level values (`model`, `stream_options`) and of the final
+ *    brace, so the few changes a native route allows are byte splices that leave every other byte
+ *    as the client sent it (issues #2 and #4).
  * Strings are skipped with Buffer#indexOf (memchr), so the scan costs little next to the parse.
  * It does not validate JSON; JSON.parse does that afterwards.
  */
 
+export interface ValueRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 export interface JsonScan {
   /** True when nesting exceeded the limit; the other fields are then meaningless. */
   readonly tooDeep: boolean;
-  /** Byte offsets of the last top-level `"model"` value, quotes included, when it is a string. */
-  readonly modelStart: number;
-  readonly modelEnd: number;
+  /** The last occurrence of each chosen top-level key's value, by key. */
+  readonly fields: ReadonlyMap<string, ValueRange>;
+  /** Index of the top-level object's closing brace, or -1. */
+  readonly end: number;
 }
 
 const QUOTE = 0x22;
@@ -24,63 +31,82 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const MODEL_KEY = Buffer.from('model');
 
-export function scanJson(buf: Buffer, maxDepth: number): JsonScan {
+/** The top-level values a request body's scan records. */
+const REQUEST_KEYS: readonly Buffer[] = ['model', 'stream_options'].map((k) => Buffer.from(k));
+
+export function scanJson(buf: Buffer, maxDepth: number, keys: readonly Buffer[] = REQUEST_KEYS): JsonScan {
+  const fields = new Map<string, ValueRange>();
   let depth = 0;
   let topIsObject = false;
   let expectKey = false; // at depth 1 of the top object, the next string is a key
-  let keyIsModel = false;
-  let valueIsModel = false; // the next top-level value belongs to "model"
-  let modelStart = -1;
-  let modelEnd = -1;
+  let key: string | null = null; // a chosen key whose value comes next
+  let valueKey: string | null = null; // the chosen key whose value is being read
+  let valueStart = -1;
+  let end = -1;
   const n = buf.length;
+  const closeValue = (at: number): void => {
+    if (valueKey !== null) fields.set(valueKey, { start: valueStart, end: at });
+    valueKey = null;
+  };
   let i = 0;
   while (i < n) {
-    const c = buf[i];
+    const c = buf[i] as number;
     if (c === QUOTE) {
       const close = closingQuote(buf, i + 1);
       if (close === -1) break; // unterminated: JSON.parse reports it
       if (depth === 1 && topIsObject) {
         if (expectKey) {
-          keyIsModel = close - i - 1 === MODEL_KEY.length && buf.compare(MODEL_KEY, 0, 5, i + 1, close) === 0;
+          key = chosenKey(buf, i + 1, close, keys);
           expectKey = false;
-        } else if (valueIsModel) {
-          modelStart = i;
-          modelEnd = close + 1;
-          valueIsModel = false;
+        } else if (key !== null) {
+          fields.set(key, { start: i, end: close + 1 });
+          key = null;
         }
       }
       i = close + 1;
       continue;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (depth === 1 && key !== null) {
+        valueKey = key;
+        valueStart = i;
+        key = null;
+      }
       depth++;
-      if (depth > maxDepth) return { tooDeep: true, modelStart: -1, modelEnd: -1 };
+      if (depth > maxDepth) return { tooDeep: true, fields: new Map(), end: -1 };
       if (depth === 1) {
         topIsObject = c === OPEN_OBJECT;
         expectKey = topIsObject;
       }
-      if (depth === 2 && valueIsModel) {
-        // "model" holds an object or array: whatever came before is superseded (last key wins).
-        valueIsModel = false;
-        modelStart = modelEnd = -1;
-      }
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       depth--;
+      if (depth === 1) closeValue(i + 1);
+      if (depth === 0 && topIsObject) end = i;
     } else if (depth === 1) {
       if (c === COMMA) {
         expectKey = topIsObject;
-        valueIsModel = false;
-      } else if (c === COLON) {
-        valueIsModel = keyIsModel;
-        if (keyIsModel) modelStart = modelEnd = -1;
-        keyIsModel = false;
+        key = null;
+      } else if (c !== COLON && c > 0x20 && key !== null) {
+        // A number, true, false or null: it runs to the next comma or brace.
+        let j = i;
+        while (j < n && buf[j] !== COMMA && buf[j] !== CLOSE_OBJECT && (buf[j] as number) > 0x20) j++;
+        fields.set(key, { start: i, end: j });
+        key = null;
+        i = j;
+        continue;
       }
     }
     i++;
   }
-  return { tooDeep: false, modelStart, modelEnd };
+  return { tooDeep: false, fields, end };
+}
+
+function chosenKey(buf: Buffer, from: number, to: number, keys: readonly Buffer[]): string | null {
+  for (const candidate of keys) {
+    if (to - from === candidate.length && buf.compare(candidate, 0, candidate.length, from, to) === 0) return candidate.toString();
+  }
+  return null;
 }
 
 /** Index of the quote that closes a string whose contents start at `from`, or -1. */
@@ -97,19 +123,29 @@ function closingQuote(buf: Buffer, from: number): number {
 }
 
 /**
- * Returns the body with its top-level model replaced, touching no other byte. Falls back to
- * re-serialising only when the scan could not place the value (an escaped key, say).
+ * Returns the body with top-level values replaced (or added before the final brace when absent),
+ * touching no other byte. Falls back to re-serialising only when the scan could not place a value
+ * (a key written with escapes, say).
  */
-export function replaceModel(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, model: string): Buffer {
-  if (scan.modelStart >= 0) {
-    const current: unknown = JSON.parse(raw.toString('utf8', scan.modelStart, scan.modelEnd));
-    if (current === body['model']) {
-      return Buffer.concat([
-        raw.subarray(0, scan.modelStart),
-        Buffer.from(JSON.stringify(model)),
-        raw.subarray(scan.modelEnd),
-      ]);
-    }
+export function spliceFields(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, edits: Record<string, unknown>): Buffer {
+  const cuts: { start: number; end: number; text: string }[] = [];
+  for (const [name, value] of Object.entries(edits)) {
+    const range = scan.fields.get(name);
+    if (range && sameValue(raw, range, body[name])) cuts.push({ start: range.start, end: range.end, text: JSON.stringify(value) });
+    else if (!range && !(name in body) && scan.end > 0) cuts.push({ start: scan.end, end: scan.end, text: `,${JSON.stringify(name)}:${JSON.stringify(value)}` });
+    else return Buffer.from(JSON.stringify({ ...body, ...edits }));
   }
-  return Buffer.from(JSON.stringify({ ...body, model }));
+  // From the end backwards, so each cut leaves the offsets of the earlier ones valid.
+  cuts.sort((a, b) => b.start - a.start);
+  let out = raw;
+  for (const cut of cuts) out = Buffer.concat([out.subarray(0, cut.start), Buffer.from(cut.text), out.subarray(cut.end)]);
+  return out;
+}
+
+function sameValue(raw: Buffer, range: ValueRange, expected: unknown): boolean {
+  try {
+    return JSON.stringify(JSON.parse(raw.toString('utf8', range.start, range.end))) === JSON.stringify(expected);
+  } catch {
+    return false;
+  }
 }

@@ -56,6 +56,11 @@ export interface GatewayState {
   body?: Record<string, unknown>;
   route?: ResolvedRoute;
   reservation?: Reservation;
+  /**
+   * A Chat stream whose client did not ask for usage: the upstream is asked anyway, so the ledger
+   * gets the real counts, and the usage chunk is kept from the client (issue #4).
+   */
+  usageForced?: boolean;
   outcome: RequestOutcome;
 }
 

@@ -3,7 +3,7 @@ import { Stream, type Writable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
-import { replaceModel } from '../http/json-scan.ts';
+import { spliceFields, type JsonScan } from '../http/json-scan.ts';
 import type { GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import type { Logger } from '../log.ts';
@@ -12,6 +12,11 @@ import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
 import type { UpstreamAgents } from './agents.ts';
 import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFilter } from './headers.ts';
+import { addCostToBody, ChatStreamRewriter, type AddCost } from './chat-usage-rewriter.ts';
+import { costOf } from '../billing/pricing.ts';
+import { picoToUsdNumber } from '../billing/money.ts';
+import { applyChatUsage, emptyUsage } from '../usage/normalize.ts';
+import type { OutgoingHttpHeaders } from 'node:http';
 
 /** One provider endpoint served natively, compiled once at start-up. */
 export interface NativeTarget {
@@ -70,7 +75,9 @@ export class Passthrough {
     const { state, req, res } = ctx;
     const { route, raw, scan, body } = state;
     if (!route || !raw || !scan || !body) throw ERR.internal();
-    const bytes = route.upstreamModel === route.model.id ? raw : replaceModel(raw, scan, body, route.upstreamModel);
+    // Chat streams always ask for usage, so the ledger has real counts (issue #4).
+    state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !clientAskedUsage(body);
+    const bytes = requestBytes(raw, scan, body, route.upstreamModel !== route.model.id ? route.upstreamModel : undefined, state.usageForced === true);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     req.headers = target.filterHeaders(req.headers, bytes.length);
@@ -103,24 +110,25 @@ export class Passthrough {
       writeErrorResponse(res, state.surface, ERR.upstreamRejectedCredentials(target.providerId), state.requestId);
       return;
     }
-    res.writeHead(status, filterResponseHeaders(proxyRes.headers));
+    const headers = filterResponseHeaders(proxyRes.headers);
     const contentType = proxyRes.headers['content-type'];
     const isSse = contentType?.startsWith('text/event-stream') === true;
     const tap = status < 300 && endpoint !== 'count_tokens' ? createUsageTap(FORMAT_OF[endpoint], contentType) : null;
     let atEventBoundary = true;
-    proxyRes.on('data', (chunk: Buffer) => {
-      tap?.push(chunk);
-      atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
-    });
     let usageRead = false;
     const readUsage = (): void => {
       if (usageRead) return;
       usageRead = true;
       const usage = tap?.finish();
       if (usage) state.outcome.usage = usage;
+      if (tap) state.outcome.outputEstimate = tap.outputEstimate();
     };
-    // Registered before pipe(), so usage is recorded before pipe ends the client response and the
-    // request's log line is written.
+    proxyRes.on('data', (chunk: Buffer) => {
+      tap?.push(chunk);
+      atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
+    });
+    // Registered before the body is forwarded, so usage is recorded before the client response
+    // ends and the request is settled.
     proxyRes.on('end', readUsage);
     proxyRes.on('close', () => {
       readUsage();
@@ -128,7 +136,15 @@ export class Passthrough {
       state.outcome.error = res.destroyed ? 'client_disconnected' : 'upstream_interrupted';
       this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
     });
-    proxyRes.pipe(res);
+    const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
+    if (chat && isSse && (state.usageForced === true || clientAskedUsage(state.body))) {
+      relayRewritten(proxyRes, res, status, headers, new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) }));
+    } else if (chat && !isSse) {
+      relayWithCost(proxyRes, res, status, headers, costAdder(state));
+    } else {
+      res.writeHead(status, headers);
+      proxyRes.pipe(res);
+    }
   }
 
   #failed(ctx: GatewayContext, target: NativeTarget, err: Error): void {
@@ -158,4 +174,55 @@ export class Passthrough {
     // Close a half-written event first, so the error arrives as an event of its own.
     res.end(`${atEventBoundary ? '' : '\n\n'}${streamErrorFrame(surface, err, requestId)}`);
   }
+}
+
+/**
+ * The client's bytes, with the only changes a native route makes: the upstream model name, and
+ * `stream_options.include_usage` on a Chat stream the client did not ask usage for (issue #4).
+ */
+function requestBytes(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, model: string | undefined, forceUsage: boolean): Buffer {
+  const edits: Record<string, unknown> = {};
+  if (model !== undefined) edits['model'] = model;
+  if (forceUsage) {
+    const options = body['stream_options'];
+    edits['stream_options'] = { ...(typeof options === 'object' && options !== null ? options : {}), include_usage: true };
+  }
+  return Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, body, edits);
+}
+
+function clientAskedUsage(body: Record<string, unknown> | undefined): boolean {
+  const options = body?.['stream_options'];
+  return typeof options === 'object' && options !== null && (options as Record<string, unknown>)['include_usage'] === true;
+}
+
+/** `usage.cost` in USD at the model's prices (OpenRouter's convention; issue #4). */
+function costAdder(state: GatewayContext['state']): AddCost {
+  return (raw) => {
+    if (!state.route) return 0;
+    const usage = emptyUsage();
+    applyChatUsage(usage, raw);
+    return picoToUsdNumber(costOf(usage, state.route.prices));
+  };
+}
+
+/** A Chat stream through the rewriter, with backpressure. */
+function relayRewritten(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, rewriter: ChatStreamRewriter): void {
+  res.writeHead(status, headers);
+  proxyRes.on('data', (chunk: Buffer) => {
+    const out = rewriter.push(chunk);
+    if (out.length > 0 && !res.write(out)) proxyRes.pause();
+  });
+  res.on('drain', () => proxyRes.resume());
+  proxyRes.on('end', () => res.end(rewriter.flush()));
+}
+
+/** A whole Chat answer, held until complete to carry usage.cost (answers are small). */
+function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, addCost: AddCost): void {
+  const chunks: Buffer[] = [];
+  proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+  proxyRes.on('end', () => {
+    const body = addCostToBody(Buffer.concat(chunks), addCost);
+    res.writeHead(status, { ...headers, 'content-length': body.length });
+    res.end(body);
+  });
 }

@@ -12,9 +12,17 @@ export interface UsageTap {
   push(chunk: Buffer): void;
   /** The usage seen, or undefined when the response carried none. */
   finish(): TokenUsage | undefined;
+  /**
+   * Output tokens estimated from the content events that passed, one per delta event: what a
+   * stream cut before its usage is charged for (issue #4). Events carry one or a few tokens, so
+   * this leans low.
+   */
+  outputEstimate(): number;
 }
 
 const USAGE = Buffer.from('"usage"');
+const DELTA_TYPE = Buffer.from('_delta"');
+const CHAT_DELTA = Buffer.from('"delta"');
 const DATA = Buffer.from('data:');
 const NEWLINE = 0x0a;
 /** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
@@ -22,23 +30,33 @@ const MAX_BUFFERED = 8 * 1024 * 1024;
 
 export function createUsageTap(format: WireFormat, contentType: string | undefined): UsageTap {
   const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;
-  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply) : new JsonUsageTap(format);
+  // Messages content deltas are text_delta, thinking_delta, input_json_delta…; every Chat chunk has "delta".
+  const marker = format === 'messages' ? DELTA_TYPE : CHAT_DELTA;
+  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply, marker) : new JsonUsageTap(format);
 }
 
 type Apply = (usage: TokenUsage, event: Record<string, unknown>) => boolean;
 
 class SseUsageTap implements UsageTap {
   readonly #apply: Apply;
+  readonly #marker: Buffer;
   readonly #usage = emptyUsage();
   #seen = false;
+  #deltas = 0;
   /** The unfinished last line of the previous chunk. */
   #carry: Buffer | null = null;
 
-  constructor(apply: Apply) {
+  constructor(apply: Apply, marker: Buffer) {
     this.#apply = apply;
+    this.#marker = marker;
+  }
+
+  outputEstimate(): number {
+    return this.#deltas;
   }
 
   push(chunk: Buffer): void {
+    for (let at = chunk.indexOf(this.#marker); at !== -1; at = chunk.indexOf(this.#marker, at + this.#marker.length)) this.#deltas++;
     let start = 0;
     if (this.#carry !== null) {
       const newline = chunk.indexOf(NEWLINE);
@@ -91,6 +109,11 @@ class JsonUsageTap implements UsageTap {
   readonly #format: WireFormat;
   readonly #chunks: Buffer[] = [];
   #size = 0;
+
+  /** A cut JSON body is unreadable; what passed is counted at four bytes per token. */
+  outputEstimate(): number {
+    return Math.ceil(this.#size / 4);
+  }
 
   constructor(format: WireFormat) {
     this.#format = format;

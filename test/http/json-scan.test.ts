@@ -1,11 +1,15 @@
 import { expect } from 'chai';
-import { replaceModel, scanJson } from '../../src/http/json-scan.ts';
+import { scanJson, spliceFields } from '../../src/http/json-scan.ts';
 import { seededRandom } from '../support/random.ts';
 
 const scan = (text: string, depth = 64) => scanJson(Buffer.from(text), depth);
+const fieldText = (text: string, name = 'model') => {
+  const range = scan(text).fields.get(name);
+  return range === undefined ? null : Buffer.from(text).toString('utf8', range.start, range.end);
+};
 const modelText = (text: string) => {
-  const s = scan(text);
-  return s.modelStart < 0 ? null : Buffer.from(text).toString('utf8', s.modelStart, s.modelEnd);
+  const value = fieldText(text);
+  return value?.startsWith('"') ? value : null;
 };
 
 describe('scanJson', () => {
@@ -32,8 +36,25 @@ describe('scanJson', () => {
 
   it('replaces only the model bytes', () => {
     const raw = Buffer.from('{ "model" :  "a" ,"messages":[],"z":"model"}');
-    const out = replaceModel(raw, scanJson(raw, 64), JSON.parse(raw.toString()) as Record<string, unknown>, 'b/c "q"');
+    const out = spliceFields(raw, scanJson(raw, 64), JSON.parse(raw.toString()) as Record<string, unknown>, { model: 'b/c "q"' });
     expect(out.toString()).to.equal('{ "model" :  "b/c \\"q\\"" ,"messages":[],"z":"model"}');
+  });
+
+  it('finds object and scalar values, and the closing brace', () => {
+    const text = '{"stream_options": {"include_usage": false, "x": [1]} , "model": "m", "n": 2}';
+    expect(fieldText(text, 'stream_options')).to.equal('{"include_usage": false, "x": [1]}');
+    expect(scan(text).end).to.equal(text.length - 1);
+    expect(fieldText('{"model": null, "a": 1}')).to.equal('null');
+  });
+
+  it('replaces and adds several values at once, from the end backwards', () => {
+    const raw = Buffer.from('{"model":"a","stream":true,"messages":[{"content":"x"}]}');
+    const body = JSON.parse(raw.toString()) as Record<string, unknown>;
+    const out = spliceFields(raw, scanJson(raw, 64), body, { model: 'long-upstream-name', stream_options: { include_usage: true } });
+    expect(out.toString()).to.equal('{"model":"long-upstream-name","stream":true,"messages":[{"content":"x"}],"stream_options":{"include_usage":true}}');
+    const withOptions = Buffer.from('{"stream_options":{"include_usage":false},"model":"a"}');
+    const edited = spliceFields(withOptions, scanJson(withOptions, 64), JSON.parse(withOptions.toString()) as Record<string, unknown>, { stream_options: { include_usage: true } });
+    expect(edited.toString()).to.equal('{"stream_options":{"include_usage":true},"model":"a"}');
   });
 
   it('agrees with JSON.parse on random bodies', () => {
@@ -43,10 +64,10 @@ describe('scanJson', () => {
       const pick = () => words[Math.floor(random() * words.length)] ?? '';
       const value: Record<string, unknown> = { [pick()]: { model: pick() + pick() }, model: pick() + pick(), [pick()]: [pick(), { model: pick() }] };
       const text = JSON.stringify(value, null, i % 3);
-      const s = scan(text);
+      const range = scan(text).fields.get('model');
       const parsed = JSON.parse(text) as Record<string, unknown>;
-      if (typeof parsed['model'] === 'string') expect(JSON.parse(text.slice(s.modelStart, s.modelEnd))).to.equal(parsed['model']);
-      else expect(s.modelStart, text).to.equal(-1);
+      expect(range, text).not.to.equal(undefined);
+      expect(JSON.parse(text.slice(range!.start, range!.end)), text).to.deep.equal(parsed['model']);
     }
   });
 });

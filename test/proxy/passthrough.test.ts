@@ -145,9 +145,34 @@ describe('native passthrough', () => {
         headers: CHAT_HEADERS,
         body: { model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
       });
-      expect(chat.text).to.equal(FIXTURES.openaiTextSse());
+      // The one change on a native Chat stream: the usage chunk the client asked for carries the
+      // cost at the model's prices (gpt-4o: 15×$2.50 + 4 cached×$1.25 + 7×$10 per million).
+      expect(chat.text).to.equal(FIXTURES.openaiTextSse().replace('"rejected_prediction_tokens":0}}}', '"rejected_prediction_tokens":0},"cost":0.0001125}}'));
       expect(chat.headers.get('upstream-request-id')).to.equal('req_upstream_chat');
       expect(chat.headers.get('x-request-id')).to.match(/^req_/);
+    });
+
+    it('asks a Chat upstream for usage on every stream, and keeps the usage chunk from a client that did not ask', async () => {
+      const logged = env.gw.logs.requests().length;
+      const res = await call(`${env.gw.url}/v1/chat/completions`, {
+        headers: CHAT_HEADERS,
+        body: `{"model":"gpt-4o", "stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+      });
+      expect(env.upstream.last().body.toString()).to.equal(
+        '{"model":"gpt-4o-2024-08-06", "stream":true,"messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}',
+      );
+      const withoutUsageChunk = FIXTURES.openaiTextSse().split('\n\n').filter((e) => !e.includes('"choices":[]')).join('\n\n');
+      expect(res.text.replace(/\n+/g, '\n')).to.equal(withoutUsageChunk.replace(/\n+/g, '\n'));
+      const line = (await env.gw.requestLogs(logged + 1))[logged]!;
+      expect(line['tokens']).to.deep.include({ input: 15, output: 7, cache_read: 4 });
+      expect(line).to.include({ cost_usd: '0.0001125' });
+      expect(line).not.to.have.property('estimated');
+    });
+
+    it('adds usage.cost to a whole Chat answer and changes no other byte', async () => {
+      const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.text).to.equal(FIXTURES.openaiText().replace('"rejected_prediction_tokens":0}}', '"rejected_prediction_tokens":0},"cost":0.0001125}'));
+      expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(res.text)));
     });
 
     for (const [status, type] of [

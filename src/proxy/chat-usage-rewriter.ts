@@ -1,0 +1,95 @@
+import { scanJson, spliceFields } from '../http/json-scan.ts';
+
+/**
+ * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
+ * gateway asks for on every stream so the ledger has real counts, is removed when the client did
+ * not ask for it, and carries `usage.cost` (OpenRouter's convention) when it did. Every other byte
+ * passes as it came; only a partial line that contains `"usage"` is held back until it is whole.
+ */
+export type AddCost = (usage: Record<string, unknown>) => number;
+
+const USAGE = Buffer.from('"usage"');
+const USAGE_NULL = Buffer.from('"usage":null');
+const NEWLINE = 0x0a;
+const DATA = 'data:';
+const USAGE_KEY = [Buffer.from('usage')];
+
+export class ChatStreamRewriter {
+  readonly #drop: boolean;
+  readonly #addCost: AddCost;
+  #carry: Buffer | null = null;
+
+  constructor(options: { dropUsageChunk: boolean; addCost: AddCost }) {
+    this.#drop = options.dropUsageChunk;
+    this.#addCost = options.addCost;
+  }
+
+  /** The bytes to forward for this chunk. */
+  push(incoming: Buffer): Buffer {
+    const chunk = this.#carry === null ? incoming : Buffer.concat([this.#carry, incoming]);
+    this.#carry = null;
+    const out: Buffer[] = [];
+    let from = 0;
+    for (let hit = chunk.indexOf(USAGE); hit !== -1; hit = chunk.indexOf(USAGE, from)) {
+      const lineStart = Math.max(from, chunk.lastIndexOf(NEWLINE, hit) + 1);
+      const lineEnd = chunk.indexOf(NEWLINE, hit);
+      if (lineEnd === -1) {
+        out.push(chunk.subarray(from, lineStart));
+        this.#carry = Buffer.from(chunk.subarray(lineStart));
+        return Buffer.concat(out);
+      }
+      out.push(chunk.subarray(from, lineStart), this.#line(chunk.subarray(lineStart, lineEnd + 1)));
+      from = lineEnd + 1;
+    }
+    out.push(chunk.subarray(from));
+    return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+  }
+
+  /** Whatever is still held when the stream ends. */
+  flush(): Buffer {
+    const rest = this.#carry === null ? Buffer.alloc(0) : this.#line(this.#carry);
+    this.#carry = null;
+    return rest;
+  }
+
+  /** One whole line (with its newline). */
+  #line(line: Buffer): Buffer {
+    if (line.indexOf(USAGE_NULL) !== -1 || !line.toString('latin1', 0, DATA.length).startsWith(DATA)) return line;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(line.toString('utf8', DATA.length));
+    } catch {
+      return line;
+    }
+    if (typeof chunk !== 'object' || chunk === null || !('usage' in chunk)) return line;
+    const usage = chunk.usage;
+    if (typeof usage !== 'object' || usage === null) return line;
+    const choices = 'choices' in chunk ? chunk.choices : undefined;
+    if (this.#drop) {
+      // Only the chunk that exists because we asked: OpenAI's `choices: []` one. OpenRouter's usage
+      // rides on a chunk with choices, which the client gets without asking.
+      return Array.isArray(choices) && choices.length === 0 ? Buffer.alloc(0) : line;
+    }
+    const withCost = { ...chunk, usage: { ...usage, cost: this.#addCost(usage as Record<string, unknown>) } };
+    const ending = line[line.length - 2] === 0x0d ? '\r\n' : '\n';
+    return Buffer.from(`${DATA} ${JSON.stringify(withCost)}${ending}`);
+  }
+}
+
+/** A whole Chat answer with `usage.cost` set, its other bytes unchanged. */
+export function addCostToBody(body: Buffer, addCost: AddCost): Buffer {
+  const scan = scanJson(body, 128, USAGE_KEY);
+  const range = scan.fields.get('usage');
+  if (scan.tooDeep || !range) return body;
+  let parsed: Record<string, unknown>;
+  let usage: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    usage = parsed['usage'];
+  } catch {
+    return body;
+  }
+  if (typeof usage !== 'object' || usage === null) return body;
+  const edited = { ...(usage as Record<string, unknown>), cost: addCost(usage as Record<string, unknown>) };
+  return spliceFields(body, { ...scan, fields: new Map([['usage', range]]) }, parsed, { usage: edited });
+}
