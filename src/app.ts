@@ -15,6 +15,7 @@ import { createModelResolver } from './http/middleware/resolve-model.ts';
 import { createValidator } from './http/middleware/validate.ts';
 import { createVersionCheck } from './http/middleware/version.ts';
 import { createGetModel, createListModels } from './http/routes/models.ts';
+import { createBalance, createGeneration } from './http/routes/billing.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
 import type { LoadedProvider } from './plugin-host/loader.ts';
@@ -66,6 +67,8 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
+  router.get('/v1/balance', auth, createBalance(parts.store));
+  router.get('/v1/generations/:id', auth, createGeneration(parts.store));
   router.get('/healthz', async (ctx) => {
     ctx.body = { status: 'ok' };
   });

@@ -161,6 +161,8 @@ export const ERR = {
       param: 'model',
       chatCode: 'model_not_found',
     }),
+  generationNotFound: (id: string) =>
+    new GatewayError({ status: 404, code: 'GW_ERR_GENERATION_NOT_FOUND', message: `no generation "${id}" for this key` }),
   routeNotFound: (method: string, path: string) =>
     new GatewayError({ status: 404, code: 'GW_ERR_ROUTE_NOT_FOUND', message: `no route for ${method} ${path}` }),
   methodNotAllowed: (method: string, path: string, allowed: string) =>

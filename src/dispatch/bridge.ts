@@ -11,6 +11,8 @@ import { chatChunksFromSse, messagesEventsFromSse } from '../formats/upstream-ev
 import type { WireFormat } from '../formats/wire.ts';
 import type { SseEvent, Translator } from '../plugin-host/api.ts';
 import { estimateMessagesInputTokens } from '../usage/estimate.ts';
+import { applyChatChunk, applyMessagesEvent, emptyUsage } from '../usage/normalize.ts';
+import type { TokenUsage } from '../formats/wire.ts';
 
 /**
  * Everything format-specific about one translated request, decided once: the body to send
@@ -21,6 +23,11 @@ export interface TranslationPlan {
   readonly upstreamBody: Json;
   answer(body: Json): Json;
   stream(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
+  /**
+   * The usage the upstream reported on its stream, read before conversion: what is billed, even
+   * when the client did not ask to see it (issue #4).
+   */
+  streamUsage(): TokenUsage | undefined;
 }
 
 export interface PlanInput {
@@ -37,11 +44,39 @@ const idOf = (requestId: string): string => requestId.replace(/^req_/, '');
 const now = (): number => Math.floor(Date.now() / 1000);
 
 export function planTranslation(input: PlanInput): TranslationPlan {
+  const plan = planFormats(input);
+  const usage = emptyUsage();
+  let seen = false;
+  const apply = input.translator.upstream === 'chat' ? applyChatChunk : applyMessagesEvent;
+  async function* tapped(events: AsyncIterable<Json>): AsyncGenerator<Json> {
+    for await (const event of events) {
+      if (apply(usage, event)) seen = true;
+      yield event;
+    }
+  }
+  return {
+    upstreamBody: plan.upstreamBody,
+    answer: plan.answer,
+    stream: (events) => plan.convert(tapped(plan.parse(events))),
+    streamUsage: () => (seen ? usage : undefined),
+  };
+}
+
+/** Parse upstream SSE, then convert the typed events: two steps, so usage can be read between them. */
+interface FormatPlan {
+  readonly upstreamBody: Json;
+  answer(body: Json): Json;
+  parse(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
+  convert(events: AsyncIterable<Json>): AsyncIterable<Json>;
+}
+
+function planFormats(input: PlanInput): FormatPlan {
   const { body, translator, provider, upstreamModel } = input;
+  const parse = (events: AsyncIterable<SseEvent>): AsyncIterable<Json> =>
+    translator.upstream === 'chat' ? chatChunksFromSse(events, provider) : messagesEventsFromSse(events, provider);
   if (translator.upstream === input.clientFormat) {
     // Same format: only the model name changes; events are checked for errors and truncation.
-    const parse = translator.upstream === 'chat' ? chatChunksFromSse : messagesEventsFromSse;
-    return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, stream: (events) => parse(events, provider) };
+    return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: (events) => events };
   }
   if (translator.upstream === 'chat') {
     const conversion = messagesToChatRequest(body, {
@@ -52,8 +87,9 @@ export function planTranslation(input: PlanInput): TranslationPlan {
     return {
       upstreamBody: conversion.body,
       answer: (answer) => chatToMessage(answer, conversion.toolNames) as unknown as Json,
-      stream: (events) =>
-        chatChunksToMessagesEvents(chatChunksFromSse(events, provider), {
+      parse,
+      convert: (events) =>
+        chatChunksToMessagesEvents(events, {
           messageId: `msg_${idOf(input.requestId)}`,
           model: upstreamModel,
           inputTokensEstimate: estimateMessagesInputTokens(body),
@@ -71,8 +107,9 @@ export function planTranslation(input: PlanInput): TranslationPlan {
   return {
     upstreamBody: conversion.body,
     answer: (answer) => messageToChat(answer, { jsonTool: conversion.jsonTool, created }) as unknown as Json,
-    stream: (events) =>
-      messagesEventsToChatChunks(messagesEventsFromSse(events, provider), {
+    parse,
+    convert: (events) =>
+      messagesEventsToChatChunks(events, {
         id: `chatcmpl-${idOf(input.requestId)}`,
         created,
         includeUsage: (body['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true,

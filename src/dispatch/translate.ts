@@ -65,6 +65,9 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
       await sendStream(ctx, clientFormat, plan.stream(events), provider, log);
     } finally {
       if (!response.body.readableEnded && !response.body.destroyed) response.body.resume();
+      // Bill what the upstream reported, whether or not the client asked to see it.
+      const usage = plan.streamUsage();
+      if (usage) outcome.usage = usage;
     }
     return;
   }

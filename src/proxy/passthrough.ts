@@ -84,8 +84,27 @@ export class Passthrough {
     state.outcome.kind = 'native';
     ctx.respond = false;
     return new Promise((resolve) => {
-      res.once('close', resolve);
-      this.#responders.set(req, (proxyRes) => this.#relay(ctx, target, proxyRes));
+      // Done when the client response has closed and, once an upstream answer came, after that
+      // answer closed too: its handlers record usage and how it ended, which the ledger needs.
+      let upstreamOpen = false;
+      let clientClosed = false;
+      const settle = (): void => {
+        if (clientClosed && !upstreamOpen) resolve();
+      };
+      res.once('close', () => {
+        clientClosed = true;
+        if (!res.writableFinished) state.outcome.error ??= 'client_disconnected';
+        settle();
+      });
+      this.#responders.set(req, (proxyRes) => {
+        upstreamOpen = true;
+        proxyRes.once('close', () => {
+          upstreamOpen = false;
+          // Deferred so the relay's own close handler (usage, interruption) has run first.
+          setImmediate(settle);
+        });
+        this.#relay(ctx, target, proxyRes);
+      });
       this.#proxy.web(
         req,
         res,
@@ -133,7 +152,7 @@ export class Passthrough {
     proxyRes.on('close', () => {
       readUsage();
       if (proxyRes.complete) return;
-      state.outcome.error = res.destroyed ? 'client_disconnected' : 'upstream_interrupted';
+      state.outcome.error = res.destroyed && !res.writableFinished ? 'client_disconnected' : 'upstream_interrupted';
       this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
     });
     const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;

@@ -14,6 +14,7 @@ export interface Store {
   syncConfigKeys(keys: readonly ConfigKeySpec[]): Promise<void>;
   createKey(spec: NewKeySpec): Promise<KeyRecord>;
   findKey(sha256: string): Promise<KeyRecord | undefined>;
+  keyById(id: number): Promise<KeyRecord | undefined>;
   listKeys(): Promise<KeyRecord[]>;
   topUp(name: string, amount: Pico): Promise<KeyRecord>;
   setDisabled(name: string, disabled: boolean): Promise<KeyRecord>;

@@ -99,6 +99,11 @@ export class SqliteStore implements Store {
     return row ? toKeyRecord(row) : undefined;
   }
 
+  async keyById(id: number): Promise<KeyRecord | undefined> {
+    const row = this.#db.prepare('SELECT * FROM keys WHERE id = ?').get(id) as Row | undefined;
+    return row ? toKeyRecord(row) : undefined;
+  }
+
   async listKeys(): Promise<KeyRecord[]> {
     return (this.#db.prepare('SELECT * FROM keys ORDER BY id').all() as Row[]).map(toKeyRecord);
   }
