@@ -8,6 +8,7 @@ import { createApp } from './app.ts';
 import { KeyStore } from './auth/key-store.ts';
 import { usdToPico } from './billing/money.ts';
 import { openStore } from './store/open.ts';
+import { stopTokenizer } from './usage/token-count.ts';
 import type { InstanceInfo, Store } from './store/store.ts';
 import { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
@@ -109,6 +110,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       keys.stop();
       for (const provider of providers.values()) await provider.plugin.close?.();
       await store.close();
+      await stopTokenizer();
       log.flush();
     },
   };
