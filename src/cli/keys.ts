@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { picoToUsdText, usdToPico } from '../billing/money.ts';
-import { sha256 } from '../auth/key-store.ts';
+import { issueKey } from '../auth/issue-key.ts';
 import { loadConfig } from '../config/load.ts';
 import { openStore } from '../store/open.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
@@ -56,19 +55,13 @@ async function create(
   prefix: string,
   values: { name?: string | undefined; 'balance-usd'?: string | undefined; models?: string | undefined; rpm?: string | undefined },
 ): Promise<number> {
-  const name = required(values.name, '--name');
-  if ((await store.listKeys()).some((k) => k.name === name)) throw new RangeError(`a key named "${name}" already exists`);
-  // 24 random bytes: 32 URL-safe characters after the greppable prefix (reliability.md §4.1).
-  const key = `${prefix}${randomBytes(24).toString('base64url')}`;
   const rpm = values.rpm === undefined ? null : Number(values.rpm);
   if (rpm !== null && (!Number.isInteger(rpm) || rpm < 1)) throw new UsageError('--rpm must be a positive integer');
-  const models = values.models === undefined ? null : values.models.split(',').map((m) => m.trim()).filter((m) => m !== '');
-  const record = await store.createKey({
-    name,
-    sha256: sha256(key).toString('hex'),
-    prefix: key.slice(0, prefix.length + 4),
+  const models = values.models === undefined ? [] : values.models.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  const { key, record } = await issueKey(store, prefix, {
+    name: required(values.name, '--name'),
     balance: values['balance-usd'] === undefined ? null : usdAmount(values['balance-usd'], '--balance-usd'),
-    models: models === null || models.length === 0 ? null : models,
+    models: models.length === 0 ? null : models,
     rpm,
   });
   // The key itself goes to stdout, alone, so it can be captured; it is shown this once only.

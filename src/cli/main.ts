@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { KeyNotFoundError } from '../store/store.ts';
+import { KeyRequestError } from '../auth/issue-key.ts';
 import { createGateway } from '../gateway.ts';
 import { loadProviders, PluginLoadError } from '../plugin-host/loader.ts';
 import { createLogger } from '../log.ts';
@@ -95,7 +96,7 @@ function reportFailure(err: unknown): number {
     process.stderr.write(`${err.problems.join('\n')}\n`);
     return 1;
   }
-  if (err instanceof KeyNotFoundError || err instanceof RangeError) {
+  if (err instanceof KeyNotFoundError || err instanceof RangeError || err instanceof KeyRequestError) {
     process.stderr.write(`junction: ${err.message}\n`);
     return 1;
   }

@@ -131,6 +131,11 @@ function checkReferences(tree: unknown): ConfigIssue[] {
       });
     }),
   );
+  // The admin key must never double as a user key (issue #4).
+  const adminKey = asRecord(root['auth'])['admin_key'];
+  if (typeof adminKey === 'string' && adminKey !== '' && keys.some((k) => digestOf(k) === digestOf({ key: adminKey }))) {
+    issues.push({ path: ['auth', 'admin_key'], message: 'must not be the same as a key in auth.keys' });
+  }
   const storage = asRecord(root['storage'])['url'];
   if (typeof storage === 'string' && !/^(sqlite:\/\/.+|postgres(ql)?:\/\/.+)$/.test(storage)) {
     issues.push({ path: ['storage', 'url'], message: 'must be sqlite://<path>, sqlite://:memory: or postgres://…' });
@@ -201,7 +206,11 @@ function build(
     server: { host: raw.server.host, port: raw.server.port, maxBodyBytes: Math.floor(raw.server.max_body_mb * 1048576) },
     storage: { url: resolveStorage(raw.storage.url, dir) },
     log: { level: raw.log.level },
-    auth: { keyPrefix: raw.auth.key_prefix, keys },
+    auth: {
+      keyPrefix: raw.auth.key_prefix,
+      keys,
+      adminKeySha256: raw.auth.admin_key ? createHash('sha256').update(raw.auth.admin_key).digest('hex') : null,
+    },
     providers,
     models,
   };

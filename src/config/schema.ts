@@ -96,6 +96,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       key_prefix: z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, "_" or "-"').default('sk-jct-'),
       keys: z.array(keySchema).default([]),
+      /** Turns on /admin/*; unset (or empty) means the admin API is off. */
+      admin_key: z.string().refine((v) => v === '' || v.length >= 24, 'an admin key must be at least 24 characters').optional(),
     })
     .default({ key_prefix: 'sk-jct-', keys: [] }),
   providers: z.array(providerSchema).default([]),

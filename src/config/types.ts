@@ -8,7 +8,12 @@ export interface GatewayConfig {
   /** `sqlite://` URLs are absolute here. */
   readonly storage: { readonly url: string };
   readonly log: { readonly level: string };
-  readonly auth: { readonly keyPrefix: string; readonly keys: readonly StaticKeyConfig[] };
+  readonly auth: {
+    readonly keyPrefix: string;
+    readonly keys: readonly StaticKeyConfig[];
+    /** SHA-256 of `auth.admin_key`; null when the admin API is off. */
+    readonly adminKeySha256: string | null;
+  };
   readonly providers: readonly ProviderConfig[];
   readonly models: readonly ModelConfig[];
 }

@@ -87,7 +87,6 @@ class TokenizerWorker {
   #next = 0;
 
   constructor() {
-    this.#worker.unref();
     this.#worker.on('message', ({ id, tokens }: { id: number; tokens: number }) => {
       this.#pending.get(id)?.resolve(tokens);
       this.#pending.delete(id);
@@ -100,6 +99,9 @@ class TokenizerWorker {
     };
     this.#worker.on('error', fail);
     this.#worker.on('exit', () => fail(new Error('the tokenizer worker stopped')));
+    // Last: adding a 'message' listener refs the worker's port again, which would keep the
+    // process alive after the gateway stopped.
+    this.#worker.unref();
   }
 
   count(text: string): Promise<number> {

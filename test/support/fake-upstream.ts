@@ -170,13 +170,21 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
     const events = reply.sse.split(/(?<=\n\n)/);
     let sent = 0;
     for (const event of events) {
+      if (res.destroyed) return; // the caller went away: stop, rather than keep timers alive
       if (reply.resetAfterEvents !== undefined && sent >= reply.resetAfterEvents) {
         res.socket?.destroy();
         return;
       }
       res.write(event);
       sent++;
-      await new Promise((r) => (reply.eventDelayMs ? setTimeout(r, reply.eventDelayMs) : setImmediate(r)));
+      await new Promise<void>((r) => {
+        if (!reply.eventDelayMs) return setImmediate(r);
+        const timer = setTimeout(r, reply.eventDelayMs);
+        res.once('close', () => {
+          clearTimeout(timer);
+          r();
+        });
+      });
     }
     res.end();
     return;
