@@ -178,7 +178,10 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
       res.write(event);
       sent++;
       await new Promise<void>((r) => {
-        if (!reply.eventDelayMs) return setImmediate(r);
+        if (!reply.eventDelayMs) {
+          setImmediate(r);
+          return;
+        }
         const timer = setTimeout(r, reply.eventDelayMs);
         res.once('close', () => {
           clearTimeout(timer);
