@@ -16,6 +16,7 @@ import { createValidator } from './http/middleware/validate.ts';
 import { createVersionCheck } from './http/middleware/version.ts';
 import { createGetModel, createListModels } from './http/routes/models.ts';
 import { createBalance, createGeneration } from './http/routes/billing.ts';
+import { createAdminRouter } from './http/routes/admin.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
 import type { LoadedProvider } from './plugin-host/loader.ts';
@@ -82,5 +83,11 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   app.use(createErrorHandler(parts.log));
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // Off unless auth.admin_key is set: then /admin/* is simply not there (404).
+  if (parts.config.auth.adminKeySha256 !== null) {
+    const admin = createAdminRouter(parts.store, parts.config.auth.keyPrefix, parts.config.auth.adminKeySha256);
+    app.use(admin.routes());
+    app.use(admin.allowedMethods());
+  }
   return app;
 }

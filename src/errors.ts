@@ -161,6 +161,7 @@ export const ERR = {
       param: 'model',
       chatCode: 'model_not_found',
     }),
+  adminNotFound: (message: string) => new GatewayError({ status: 404, code: 'GW_ERR_ADMIN_NOT_FOUND', message }),
   generationNotFound: (id: string) =>
     new GatewayError({ status: 404, code: 'GW_ERR_GENERATION_NOT_FOUND', message: `no generation "${id}" for this key` }),
   routeNotFound: (method: string, path: string) =>

@@ -1,0 +1,143 @@
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import { timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { issueKey, KeyRequestError } from '../../auth/issue-key.ts';
+import { sha256 } from '../../auth/key-store.ts';
+import { picoToUsdNumber, usdToPico } from '../../billing/money.ts';
+import { ERR, GatewayError } from '../../errors.ts';
+import { KeyNotFoundError, type KeyRecord, type Store } from '../../store/store.ts';
+import { flattenIssues, issueMessage } from '../../validation/issues.ts';
+import type { GatewayContext, GatewayState } from '../state.ts';
+import { generationBody } from './billing.ts';
+
+/**
+ * /admin/*: what the `junction keys` CLI does, over HTTP, plus usage queries (issue #4). Off
+ * unless `auth.admin_key` is set; that key is never a user key, and a user key never opens it.
+ * Admin bodies are small JSON documents, read with koa-body (unlike the model endpoints, which keep
+ * the raw bytes for passthrough).
+ */
+export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha256: string): Router<GatewayState> {
+  const adminDigest = Buffer.from(adminKeySha256, 'hex');
+  const router = new Router<GatewayState>({ prefix: '/admin' });
+  router.use(async (ctx, next) => {
+    const presented = ctx.get('x-api-key') || /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1] || '';
+    if (presented === '' || !timingSafeEqual(sha256(presented), adminDigest)) throw ERR.invalidKey();
+    await next();
+  });
+  router.use(
+    koaBody({
+      json: true,
+      jsonLimit: '64kb',
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      onError: () => {
+        throw ERR.invalidJson('the admin API takes JSON bodies');
+      },
+    }),
+  );
+
+  router.get('/keys', async (ctx) => {
+    ctx.body = { data: (await store.listKeys()).map(keyBody) };
+  });
+  router.post('/keys', async (ctx) => {
+    const spec = parse(newKeySchema, ctx.request.body);
+    const { key, record } = await mapped(() =>
+      issueKey(store, keyPrefix, {
+        name: spec.name,
+        balance: spec.balance_usd === undefined ? null : usd(spec.balance_usd, 'balance_usd'),
+        models: spec.models ?? null,
+        rpm: spec.rpm ?? null,
+      }),
+    );
+    ctx.status = 201;
+    // The key is in this response and nowhere else, ever.
+    ctx.body = { ...keyBody(record), key };
+  });
+  router.post('/keys/:name/topup', async (ctx) => {
+    const { usd: amount } = parse(topUpSchema, ctx.request.body);
+    ctx.body = keyBody(await mapped(() => store.topUp(nameOf(ctx), usd(amount, 'usd'))));
+  });
+  router.post('/keys/:name/disable', async (ctx) => {
+    ctx.body = keyBody(await mapped(() => store.setDisabled(nameOf(ctx), true)));
+  });
+  router.post('/keys/:name/enable', async (ctx) => {
+    ctx.body = keyBody(await mapped(() => store.setDisabled(nameOf(ctx), false)));
+  });
+  router.get('/usage', async (ctx) => {
+    const query = parse(usageQuerySchema, ctx.query);
+    const keyId = query.key === undefined ? undefined : (await store.listKeys()).find((k) => k.name === query.key)?.id;
+    if (query.key !== undefined && keyId === undefined) throw ERR.adminNotFound(`no key named "${query.key}"`);
+    const rows = await store.usage({
+      limit: query.limit,
+      ...(keyId !== undefined && { keyId }),
+      ...(query.since !== undefined && { since: new Date(query.since) }),
+      ...(query.until !== undefined && { until: new Date(query.until) }),
+    });
+    ctx.body = { data: rows.map(generationBody) };
+  });
+  return router;
+}
+
+const amount = z.union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?$/, 'must be an amount in USD')]);
+const newKeySchema = z.strictObject({
+  name: z.string().min(1).max(64),
+  balance_usd: amount.optional(),
+  models: z.array(z.string().min(1)).min(1).optional(),
+  rpm: z.number().int().min(1).optional(),
+});
+const topUpSchema = z.strictObject({ usd: amount });
+const usageQuerySchema = z.looseObject({
+  key: z.string().min(1).optional(),
+  since: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  until: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(100),
+});
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const result = schema.safeParse(value ?? {}, { error: issueMessage });
+  if (result.success) return result.data;
+  const issue = flattenIssues(result.error)[0];
+  const field = issue?.path.map(String).join('.') || '(body)';
+  throw ERR.invalidField(`${field}: ${issue?.message ?? 'invalid'}`, field);
+}
+
+function usd(value: number | string, field: string): bigint {
+  try {
+    const pico = usdToPico(value);
+    if (pico > 0n) return pico;
+  } catch {
+    // reported below
+  }
+  throw ERR.invalidField(`${field}: must be an amount in USD above zero, at most 12 decimals`, field);
+}
+
+const nameOf = (ctx: GatewayContext): string => decodeURIComponent(String((ctx as unknown as { params: Record<string, string> }).params['name']));
+
+/** Store errors as the admin API's answers: an unknown key is 404, a refused request 400. */
+async function mapped<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    if (err instanceof KeyNotFoundError) throw ERR.adminNotFound(err.message);
+    if (err instanceof KeyRequestError || err instanceof RangeError) throw ERR.invalidField(err.message, 'name');
+    throw err;
+  }
+}
+
+function keyBody(key: KeyRecord): Record<string, unknown> {
+  return {
+    name: key.name,
+    prefix: key.prefix,
+    source: key.source,
+    balance_usd: key.balance === null ? null : picoToUsdNumber(key.balance),
+    held_usd: picoToUsdNumber(key.held),
+    spent_usd: picoToUsdNumber(key.spent),
+    requests: key.requests,
+    models: key.models,
+    rpm: key.rpm,
+    status: key.disabled ? 'disabled' : 'active',
+  };
+}
