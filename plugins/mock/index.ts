@@ -10,7 +10,8 @@ import { estimateTokens, inputTexts, replyTo } from './reply.ts';
 export default definePlugin({
   name: 'mock',
   apiVersion: '^1.0.0',
-  create: () => ({ invoke }),
+  // It honours only the length limit; everything else is accepted and has no effect.
+  create: () => ({ invoke, parameters: ['max_tokens'] }),
 });
 
 async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginResult> {

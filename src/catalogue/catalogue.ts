@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../config/types.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
 import { compilePrices, type Prices } from '../billing/pricing.ts';
+import { supportedParameters } from './parameters.ts';
 
 export interface CatalogueRoute {
   readonly provider: LoadedProvider;
@@ -13,6 +14,8 @@ export interface CatalogueEntry {
   readonly prices: Prices;
   /** Ordered as in the YAML; providers resolved once at start-up. */
   readonly routes: readonly CatalogueRoute[];
+  /** `supported_parameters` for GET /v1/models, computed once. */
+  readonly parameters: readonly string[];
 }
 
 /** The deployment's models by id, in YAML order. */
@@ -27,7 +30,12 @@ export class Catalogue {
         if (!provider) throw new Error(`model ${model.id}: provider ${route.provider} not loaded`);
         return { provider, model: route.model };
       });
-      this.#entries.set(model.id, { model, prices: compilePrices(model.pricing), routes });
+      this.#entries.set(model.id, {
+        model,
+        prices: compilePrices(model.pricing),
+        routes,
+        parameters: supportedParameters(model, routes[0]?.provider.plugin),
+      });
     }
   }
 

@@ -1,5 +1,4 @@
-import type { ModelConfig } from '../config/types.ts';
-import type { Catalogue } from './catalogue.ts';
+import type { Catalogue, CatalogueEntry } from './catalogue.ts';
 import { perTokenFromPerMillion } from './decimal.ts';
 
 /**
@@ -12,9 +11,12 @@ export interface ModelListQuery {
   readonly limit?: number;
   readonly afterId?: string;
   readonly beforeId?: string;
+  /** OpenRouter's filter: only models that support every one of these parameters. */
+  readonly parameters?: readonly string[];
 }
 
-export function modelEntry(model: ModelConfig, ownedBy: string): Record<string, unknown> {
+export function modelEntry(entry: CatalogueEntry): Record<string, unknown> {
+  const { model } = entry;
   const price = model.pricing;
   return {
     id: model.id,
@@ -23,7 +25,7 @@ export function modelEntry(model: ModelConfig, ownedBy: string): Record<string, 
     display_name: model.name,
     created: Math.floor(model.created.getTime() / 1000),
     created_at: model.created.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    owned_by: ownedBy,
+    owned_by: entry.routes[0]?.provider.config.id ?? 'junction',
     context_length: model.contextLength,
     max_output_tokens: model.maxOutputTokens,
     architecture: {
@@ -39,6 +41,7 @@ export function modelEntry(model: ModelConfig, ownedBy: string): Record<string, 
       internal_reasoning: perTokenFromPerMillion(price.reasoning ?? price.output),
       request: String(price.request ?? 0),
     },
+    supported_parameters: entry.parameters,
   };
 }
 
@@ -48,7 +51,10 @@ export function listModels(
   allows: ((id: string) => boolean) | null,
   query: ModelListQuery,
 ): Record<string, unknown> {
-  const visible = [...catalogue.entries()].filter((e) => allows === null || allows(e.model.id));
+  const wanted = query.parameters ?? [];
+  const visible = [...catalogue.entries()].filter(
+    (e) => (allows === null || allows(e.model.id)) && wanted.every((p) => e.parameters.includes(p)),
+  );
   let start = 0;
   let end = visible.length;
   if (query.afterId !== undefined) {
@@ -62,7 +68,7 @@ export function listModels(
   }
   if (query.limit !== undefined && query.beforeId === undefined) end = Math.min(end, start + query.limit);
   const page = visible.slice(start, end);
-  const data = page.map((e) => modelEntry(e.model, e.routes[0]?.provider.config.id ?? 'junction'));
+  const data = page.map(modelEntry);
   return {
     object: 'list',
     data,

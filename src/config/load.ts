@@ -199,6 +199,7 @@ function build(
     inputModalities: m.input_modalities ?? ['text'],
     outputModalities: m.output_modalities ?? ['text'],
     created: m.created === undefined ? modified : new Date(m.created),
+    supportedParameters: m.supported_parameters ?? null,
   }));
   return {
     file,

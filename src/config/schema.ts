@@ -78,6 +78,8 @@ export const modelSchema = z.strictObject({
   input_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
   output_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
   created: z.iso.date().or(z.iso.datetime()).optional(),
+  /** Chat request parameters the model honours, for GET /v1/models; else derived from its route. */
+  supported_parameters: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a parameter name such as "tools"')).optional(),
 });
 
 export const configSchema = z.strictObject({

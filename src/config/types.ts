@@ -72,4 +72,6 @@ export interface ModelConfig {
   readonly inputModalities: readonly string[];
   readonly outputModalities: readonly string[];
   readonly created: Date;
+  /** `supported_parameters` as written; null means derived from the first route (catalogue/parameters.ts). */
+  readonly supportedParameters: readonly string[] | null;
 }

@@ -30,7 +30,7 @@ export type { Endpoint, WireFormat } from '../formats/wire.ts';
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
-export const PLUGIN_API_VERSION = '1.0.0';
+export const PLUGIN_API_VERSION = '1.1.0';
 
 /**
  * What a plugin module default-exports.
@@ -77,6 +77,12 @@ export interface ProviderPlugin {
   readonly native?: NativeUpstream;
   readonly translate?: Translator;
   readonly invoke?: InProcessHandler;
+  /**
+   * The Chat Completions request parameters this provider honours, by OpenRouter's
+   * `supported_parameters` names (`tools`, `temperature`, `reasoning`…), shown on GET /v1/models.
+   * Optional: without it the core derives the list from the capabilities above (since 1.1.0).
+   */
+  readonly parameters?: readonly string[];
   /** Called once when the gateway shuts down. */
   close?(): void | Promise<void>;
 }

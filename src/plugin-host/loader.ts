@@ -151,6 +151,10 @@ function checkProviderPlugin(value: unknown): string | null {
     return 'it offers none of native, translate or invoke';
   }
   if (invoke !== undefined && typeof invoke !== 'function') return 'invoke must be a function';
+  const parameters = value['parameters'];
+  if (parameters !== undefined && !(Array.isArray(parameters) && parameters.every((p) => typeof p === 'string'))) {
+    return 'parameters must be an array of strings';
+  }
   if (native !== undefined) {
     if (!isRecord(native) || !isRecord(native['endpoints']) || !isRecord(native['headers'])) {
       return 'native needs endpoints and headers objects';

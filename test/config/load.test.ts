@@ -122,6 +122,7 @@ providers:
   - { id: p, plugin: mock, base_url: "ftp://x" }
 models:
   - { id: m, routes: [], pricing: { input: -1 } }
+  - { id: n, routes: [{ provider: p }], pricing: { input: 1, output: 1 }, supported_parameters: [tools, "Max Tokens"] }
 `;
     const found = problems(yaml);
     expect(found).to.include.members([
@@ -132,6 +133,7 @@ models:
       'models[0].routes: must have at least 1 item (line 10)',
       'models[0].pricing.input: must be >= 0 (line 10)',
       'models[0].pricing.output: is required (line 10)',
+      'models[1].supported_parameters[1]: must be a parameter name such as "tools" (line 11)',
     ]);
   });
 

@@ -21,6 +21,16 @@ export interface ChatToMessagesOptions {
   readonly maxOutputTokens: number | null;
 }
 
+/**
+ * The Chat request parameters this conversion carries into a Messages request, by OpenRouter's
+ * `supported_parameters` names (GET /v1/models). Keep in step with the mapping below: what is not
+ * here is either refused by refuseUnsupported or has no effect on generation.
+ */
+export const CHAT_PARAMETERS_VIA_MESSAGES: readonly string[] = [
+  'max_tokens', 'temperature', 'top_p', 'top_k', 'stop', 'tools', 'tool_choice', 'parallel_tool_calls',
+  'reasoning', 'reasoning_effort', 'response_format', 'structured_outputs',
+];
+
 const JSON_TOOL = 'json_response';
 const EFFORT_BUDGET: Readonly<Record<string, number>> = { minimal: 1024, low: 1024, medium: 2048, high: 4096, xhigh: 8192 };
 

@@ -17,7 +17,7 @@ export function createGetModel(catalogue: Catalogue): GatewayMiddleware {
     const entry = catalogue.get(id);
     const allows = ctx.state.key?.allowsModel;
     if (!entry || (allows && !allows(id))) throw ERR.modelNotFound(id);
-    ctx.body = modelEntry(entry.model, entry.routes[0]?.provider.config.id ?? 'junction');
+    ctx.body = modelEntry(entry);
   };
 }
 
@@ -36,5 +36,11 @@ function parseQuery(query: Record<string, string | string[] | undefined>): Model
   }
   const afterId = single('after_id');
   const beforeId = single('before_id');
-  return { ...(limit !== undefined && { limit }), ...(afterId && { afterId }), ...(beforeId && { beforeId }) };
+  const parameters = single('supported_parameters')?.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  return {
+    ...(limit !== undefined && { limit }),
+    ...(afterId && { afterId }),
+    ...(beforeId && { beforeId }),
+    ...(parameters && { parameters }),
+  };
 }
