@@ -8,7 +8,7 @@ import { createApp } from './app.ts';
 import { KeyStore } from './auth/key-store.ts';
 import { usdToPico } from './billing/money.ts';
 import { openStore } from './store/open.ts';
-import { stopTokenizer } from './usage/token-count.ts';
+import { loadTokenizer, stopTokenizer } from './usage/token-count.ts';
 import type { InstanceInfo, Store } from './store/store.ts';
 import { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
@@ -66,6 +66,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   heartbeat.unref();
   const keys = new KeyStore(store);
   await keys.start();
+  await loadTokenizer(); // every hold counts tokens (issue #4)
   const agents = new UpstreamAgents();
   const passthrough = new Passthrough(log, agents);
   const app = createApp({

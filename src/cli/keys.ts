@@ -7,7 +7,7 @@ import type { KeyRecord, Store } from '../store/store.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
- * `junction keys create|list|topup|disable --config <file>`: keys kept in the deployment's store.
+ * `junction keys create|list|topup|disable|enable --config <file>`: keys kept in the deployment's store.
  * A running gateway sees every change within a second (src/auth/key-store.ts).
  */
 export async function keysCommand(args: readonly string[]): Promise<number> {
@@ -40,6 +40,11 @@ export async function keysCommand(args: readonly string[]): Promise<number> {
       case 'disable': {
         const key = await store.setDisabled(required(values.name, '--name'), true);
         process.stdout.write(`${key.name}: disabled\n`);
+        return 0;
+      }
+      case 'enable': {
+        const key = await store.setDisabled(required(values.name, '--name'), false);
+        process.stdout.write(`${key.name}: active\n`);
         return 0;
       }
       default:

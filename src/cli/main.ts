@@ -14,7 +14,8 @@ const USAGE = `usage:
   junction keys create --config <file> --name <name> [--balance-usd <usd>] [--models <glob,glob>] [--rpm <n>]
   junction keys list --config <file>
   junction keys topup --config <file> --name <name> --usd <usd>
-  junction keys disable --config <file> --name <name>`;
+  junction keys disable --config <file> --name <name>
+  junction keys enable --config <file> --name <name>`;
 
 /** Runs the command line; resolves to an exit code, or null while a server keeps running. */
 export async function main(argv: readonly string[]): Promise<number | null> {

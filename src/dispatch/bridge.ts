@@ -10,7 +10,6 @@ import { ToolNames } from '../formats/convert/tool-names.ts';
 import { chatChunksFromSse, messagesEventsFromSse } from '../formats/upstream-events.ts';
 import type { WireFormat } from '../formats/wire.ts';
 import type { SseEvent, Translator } from '../plugin-host/api.ts';
-import { estimateMessagesInputTokens } from '../usage/estimate.ts';
 import { applyChatChunk, applyMessagesEvent, emptyUsage } from '../usage/normalize.ts';
 import type { TokenUsage } from '../formats/wire.ts';
 
@@ -38,6 +37,8 @@ export interface PlanInput {
   readonly upstreamModel: string;
   readonly maxOutputTokens: number | null;
   readonly provider: string;
+  /** The hold's input estimate, shown in message_start until the upstream's real count arrives. */
+  readonly inputTokensEstimate: number;
 }
 
 const idOf = (requestId: string): string => requestId.replace(/^req_/, '');
@@ -92,7 +93,7 @@ function planFormats(input: PlanInput): FormatPlan {
         chatChunksToMessagesEvents(events, {
           messageId: `msg_${idOf(input.requestId)}`,
           model: upstreamModel,
-          inputTokensEstimate: estimateMessagesInputTokens(body),
+          inputTokensEstimate: input.inputTokensEstimate,
           toolNames: conversion.toolNames,
           provider,
         }),

@@ -8,7 +8,7 @@ import { compileNativeTarget, type NativeTarget, type Passthrough } from '../pro
 import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
 import { serveTranslated } from './translate.ts';
-import { countMessagesTokens } from '../usage/token-count.ts';
+import { countInputTokens } from '../usage/token-count.ts';
 
 export interface DispatchOptions {
   readonly providers: ReadonlyMap<string, LoadedProvider>;
@@ -59,7 +59,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
       // No upstream can count: answer with the local estimate (README, "count_tokens").
       ctx.state.outcome.kind = 'local';
       ctx.set('x-junction-estimate', 'true');
-      ctx.body = { input_tokens: await countMessagesTokens(ctx.state.body) };
+      ctx.body = { input_tokens: await countInputTokens('messages', ctx.state.body) };
       return;
     }
     throw ERR.formatUnsupported(route.model.id, providerId, ctx.path);

@@ -6,7 +6,6 @@ import type { Logger } from '../log.ts';
 import type { PluginResult } from '../plugin-host/api.ts';
 import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
-import { estimateMessagesInputTokens } from '../usage/estimate.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
 import { costOf } from '../billing/pricing.ts';
@@ -42,7 +41,7 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
       : bridgeEvents(result.format, events, {
           requestId: ctx.state.requestId,
           model: route.upstreamModel,
-          inputTokensEstimate: clientFormat === 'messages' ? estimateMessagesInputTokens(body) : 0,
+          inputTokensEstimate: clientFormat === 'messages' ? (ctx.state.reservation?.inputTokens ?? 0) : 0,
           includeUsage: (body['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true,
           provider,
         });

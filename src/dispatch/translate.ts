@@ -36,6 +36,7 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
     upstreamModel: route.upstreamModel,
     maxOutputTokens: route.model.maxOutputTokens,
     provider,
+    inputTokensEstimate: ctx.state.reservation?.inputTokens ?? 0,
   });
   const request = await buildRequest(translator, plan.upstreamBody, call);
   let response: UpstreamAnswer;

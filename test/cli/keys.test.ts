@@ -76,6 +76,8 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
     expect((await junction('keys', 'disable', '--config', file, '--name', 'bob')).code).to.equal(0);
     expect(await msUntil(key, 401)).to.be.below(1000);
     expect(((await (await ask(key)).json()) as { error: { message: string } }).error.message).to.equal('this API key has been disabled');
+    expect(await junction('keys', 'enable', '--config', file, '--name', 'bob')).to.deep.include({ code: 0, stdout: 'bob: active\n' });
+    expect(await msUntil(key, 200)).to.be.below(1000);
   });
 
   it('stores only the key’s digest', async () => {

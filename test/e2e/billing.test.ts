@@ -98,6 +98,25 @@ describe('billing: charges, holds and the ledger', () => {
     expect(await balance(POOR)).to.deep.include({ balance_usd: 0.0001, spent_usd: 0 });
   });
 
+  it('sizes the hold with the estimator count_tokens answers with, and shows it in message_start', async () => {
+    // gpt-4o has no upstream count, so count_tokens is the local estimate.
+    const request = { model: 'gpt-4o', max_tokens: 1, system: 'You review code.', messages: [{ role: 'user', content: 'function main() { return 42; }\n'.repeat(40) }] };
+    const counted = await call(`${env.gw.url}/v1/messages/count_tokens`, { headers: MESSAGES_HEADERS, body: request });
+    expect(counted.headers.get('x-junction-estimate')).to.equal('true');
+    const tokens = counted.json()['input_tokens'] as number;
+    expect(tokens).to.be.within(300, 600);
+    // Held: the estimate plus half (README), at $2.50 per million, and 1 output token at $10.
+    const held = (Math.ceil(tokens * 1.5) * 2.5 + 10) / 1e6;
+    const refused = await call(`${env.gw.url}/v1/messages`, { headers: { 'x-api-key': POOR, 'anthropic-version': '2023-06-01' }, body: request });
+    expect(refused.status).to.equal(402);
+    expect((refused.json()['error'] as { message: string }).message).to.include(`may cost up to $${held} and`);
+    // The translated stream's message_start carries the same estimate until the upstream's count arrives.
+    env.upstream.script(() => ({ sse: FIXTURES.openaiTextSse() }));
+    const streamed = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { ...request, stream: true } });
+    const start = streamed.text.split('\n').find((line) => line.startsWith('data: {"type":"message_start"'));
+    expect(JSON.parse(start!.slice(6)).message.usage.input_tokens).to.equal(tokens);
+  });
+
   it('shows a generation only to the key that made it', async () => {
     const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] } });
     const id = res.headers.get('x-request-id');

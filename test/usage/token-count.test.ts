@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { readFileSync } from 'node:fs';
-import { countMessagesTokens } from '../../src/usage/token-count.ts';
+import { countInputTokens } from '../../src/usage/token-count.ts';
+
+const countMessagesTokens = (request: Record<string, unknown>) => countInputTokens('messages', request);
 
 const claudeCode = JSON.parse(readFileSync(new URL('../fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
@@ -23,6 +25,21 @@ describe('count_tokens by tokenizer', () => {
     };
     const text = ['Be brief.', 'Describe this.', 'look', '{"q":1}', JSON.stringify(request.tools[0])].join('\n');
     expect(await countMessagesTokens(request)).to.equal(countTokens(text) + 1600);
+  });
+
+  it('counts a Chat request the same way: text, refusals, tool calls and schemas, images at the fixed rate', async () => {
+    const tool = { type: 'function', function: { name: 'look', parameters: { type: 'object' } } };
+    const request = {
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Describe this.' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'look', arguments: '{"q":1}' } }] },
+        { role: 'tool', tool_call_id: 'c', content: 'a cat' },
+      ],
+      tools: [tool],
+    };
+    const text = ['Be brief.', 'Describe this.', 'look', '{"q":1}', 'a cat', JSON.stringify(tool)].join('\n');
+    expect(await countInputTokens('chat', request)).to.equal(countTokens(text) + 1600);
   });
 
   it('gives the same count on the worker thread as inline, for a 150 KB request', async () => {

@@ -2,10 +2,13 @@ import { maxCostOf } from '../../billing/pricing.ts';
 import { picoToUsdText } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import type { Store } from '../../store/store.ts';
-import { estimateChatInputTokens, estimateMessagesInputTokens } from '../../usage/estimate.ts';
+import { countInputTokens } from '../../usage/token-count.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
-/** The input estimate runs low for code and new tokenizers (README, "count_tokens"): hold more. */
+/**
+ * The estimate counts with OpenAI's o200k tokenizer; Claude's tokenizers give roughly 20–30% more
+ * tokens for the same text (README, "count_tokens"). A hold must not run short: hold half again.
+ */
 const INPUT_MARGIN = 1.5;
 /** Output held when neither the request nor the catalogue bounds it. */
 const FALLBACK_MAX_OUTPUT = 32_768;
@@ -22,7 +25,8 @@ export function createReservation(store: Store, instanceId: string): GatewayMidd
     const { route, body, key, requestId } = ctx.state;
     if (!route || !body || !key) throw ERR.internal();
     if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
-    const inputTokens = route.endpoint === 'chat_completions' ? estimateChatInputTokens(body) : estimateMessagesInputTokens(body);
+    // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike.
+    const inputTokens = await countInputTokens(route.endpoint === 'chat_completions' ? 'chat' : 'messages', body);
     const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutputOf(body, route.model), route.prices);
     const reserved = await store.reserve({
       requestId,

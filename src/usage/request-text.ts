@@ -1,0 +1,89 @@
+import { asArray, asObject, asString, type Json } from '../formats/convert/json.ts';
+
+/**
+ * What a model reads from a request, for counting its input tokens (issue #4): the text (system,
+ * messages, tool calls and results, tool schemas) joined for one tokenizer pass, and a fixed
+ * token amount for media a text tokenizer cannot see. The rates are documented in the README
+ * ("count_tokens").
+ */
+export interface RequestText {
+  readonly text: string;
+  readonly fixed: number;
+}
+
+/** Anthropic's figure for a ~1.15 megapixel image, the largest before downscaling. */
+export const TOKENS_PER_IMAGE = 1600;
+/** About 2,000 tokens per page for a text PDF page of ~10 KB. */
+export const TOKENS_PER_PDF_BYTE = 0.2;
+
+const pdfTokens = (base64: string): number => Math.ceil(base64.length * 0.75 * TOKENS_PER_PDF_BYTE);
+
+/** A Messages (or count_tokens) request. */
+export function messagesRequestText(request: Json): RequestText {
+  const parts: string[] = [];
+  let fixed = 0;
+  const block = (raw: unknown): void => {
+    if (typeof raw === 'string') {
+      parts.push(raw);
+      return;
+    }
+    const b = asObject(raw);
+    switch (b['type']) {
+      case 'text':
+        parts.push(asString(b['text']) ?? '');
+        break;
+      case 'thinking':
+        parts.push(asString(b['thinking']) ?? '');
+        break;
+      case 'image':
+        fixed += TOKENS_PER_IMAGE;
+        break;
+      case 'document': {
+        const source = asObject(b['source']);
+        if (source['type'] === 'base64') fixed += pdfTokens(asString(source['data']) ?? '');
+        else parts.push(asString(source['data']) ?? '');
+        break;
+      }
+      case 'tool_use':
+        parts.push(asString(b['name']) ?? '', JSON.stringify(b['input'] ?? {}));
+        break;
+      case 'tool_result':
+        if (typeof b['content'] === 'string') parts.push(b['content']);
+        else asArray(b['content']).forEach(block);
+        break;
+      default:
+        parts.push(JSON.stringify(b));
+    }
+  };
+  asArray(typeof request['system'] === 'string' ? [request['system']] : request['system']).forEach(block);
+  for (const message of asArray(request['messages'])) {
+    const content = asObject(message)['content'];
+    if (typeof content === 'string') parts.push(content);
+    else asArray(content).forEach(block);
+  }
+  for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
+  return { text: parts.join('\n'), fixed };
+}
+
+/** A Chat Completions request: message text and refusals, image and file parts, tool calls, tool schemas. */
+export function chatRequestText(request: Json): RequestText {
+  const parts: string[] = [];
+  let fixed = 0;
+  for (const raw of asArray(request['messages'])) {
+    const message = asObject(raw);
+    const content = message['content'];
+    if (typeof content === 'string') parts.push(content);
+    for (const item of asArray(content)) {
+      const part = asObject(item);
+      if (part['type'] === 'image_url') fixed += TOKENS_PER_IMAGE;
+      else if (part['type'] === 'file') fixed += pdfTokens(asString(asObject(part['file'])['file_data']) ?? '');
+      else parts.push(asString(part['text']) ?? asString(part['refusal']) ?? JSON.stringify(part));
+    }
+    for (const call of asArray(message['tool_calls'])) {
+      const fn = asObject(asObject(call)['function']);
+      parts.push(asString(fn['name']) ?? '', asString(fn['arguments']) ?? '');
+    }
+  }
+  for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
+  return { text: parts.join('\n'), fixed };
+}
