@@ -61,6 +61,44 @@ describe('billing: charges, holds and the ledger', () => {
         tokens: { input: 424, output: 89, cache_read: 200, cache_write: 0, reasoning: 0 },
         cost: 0.002667,
       },
+      {
+        name: 'native Chat, streamed through the OpenAI SDK, usage not asked for (15 × $2.50 + 4 cached × $1.25 + 7 × $10)',
+        run: async () => {
+          const { data, response } = await sdk.openai.chat.completions.create({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+          const chunks = [];
+          for await (const chunk of data) chunks.push(chunk);
+          // Charged from the usage chunk the gateway asked for, which the client never sees.
+          expect(chunks.filter((c) => c.usage != null || c.choices.length === 0)).to.deep.equal([]);
+          return response.headers.get('x-request-id');
+        },
+        tokens: { input: 15, output: 7, cache_read: 4, cache_write: 0, reasoning: 0 },
+        cost: 0.0001125,
+      },
+      {
+        name: 'translated Messages → Chat, whole, through the Anthropic SDK (15 × $2.50 + 4 cached × $1.25 + 7 × $10)',
+        run: async () => (await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).withResponse()).response.headers.get('x-request-id'),
+        tokens: { input: 15, output: 7, cache_read: 4, cache_write: 0, reasoning: 0 },
+        cost: 0.0001125,
+      },
+      {
+        name: 'translated Chat → Messages, whole, through the OpenAI SDK (472 × $3 + 100 cached × $0.30 + 30 written × $3.75 + 89 × $15)',
+        run: async () =>
+          (await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', tools: [{ type: 'function', function: { name: 'weather' } }], messages: [{ role: 'user', content: 'x' }] }).withResponse()).response.headers.get('x-request-id'),
+        tokens: { input: 472, output: 89, cache_read: 100, cache_write: 30, reasoning: 0 },
+        cost: 0.0028935,
+      },
+      {
+        name: 'translated Chat → Messages, streamed through the OpenAI SDK with usage (25 × $3 + 15 × $15)',
+        run: async () => {
+          const { data, response } = await sdk.openai.chat.completions.create({ model: 'claude-sonnet-4-6', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+          let cost: unknown;
+          for await (const chunk of data) if (chunk.usage) cost = (chunk.usage as unknown as Json)['cost'];
+          expect(cost).to.equal(0.0003);
+          return response.headers.get('x-request-id');
+        },
+        tokens: { input: 25, output: 15, cache_read: 0, cache_write: 0, reasoning: 0 },
+        cost: 0.0003,
+      },
     ];
     for (const c of cases) {
       it(`${c.name}: $${c.cost}, on the ledger and off the balance`, async () => {
