@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
-import { LogCapture } from '../support/gateway.ts';
+import { LogCapture, msUntilStatus } from '../support/gateway.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 
@@ -31,15 +31,7 @@ describe('junction keys (CLI) against a running gateway', () => {
       headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'demo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
     });
-  /** Milliseconds until the request gives `status`, polling for at most 2 s. */
-  const msUntil = async (key: string, status: number): Promise<number> => {
-    const start = performance.now();
-    while (performance.now() - start < 2000) {
-      if ((await ask(key)).status === status) return performance.now() - start;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return Infinity;
-  };
+  const msUntil = (key: string, status: number) => msUntilStatus(url, key, status);
 
   before(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'junction-keys-'));

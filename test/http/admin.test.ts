@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
-import { call, KEYS, MESSAGES_HEADERS, standardConfig, startGateway, TEST_DIR, type TestGateway } from '../support/gateway.ts';
+import { call, KEYS, MESSAGES_HEADERS, msUntilStatus, standardConfig, startGateway, TEST_DIR, type TestGateway } from '../support/gateway.ts';
 
 type Json = Record<string, unknown>;
 const ADMIN = 'adm-0123456789abcdefghijklmnop';
@@ -19,15 +19,7 @@ describe('admin API (/admin/*)', () => {
       headers: { ...MESSAGES_HEADERS, 'x-api-key': key },
       body: { model: 'demo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
     });
-  /** Milliseconds until a demo request with `key` gives `status`, polling for at most 2 s. */
-  const msUntil = async (key: string, status: number): Promise<number> => {
-    const start = performance.now();
-    while (performance.now() - start < 2000) {
-      if ((await demo(key)).status === status) return performance.now() - start;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return Infinity;
-  };
+  const msUntil = (key: string, status: number) => msUntilStatus(gw.url, key, status);
 
   before(async () => {
     // The upstream is never reached: only the mock model is called.

@@ -207,3 +207,22 @@ export function useSdkClients(env: { readonly gw: TestGateway }): { readonly ant
     },
   };
 }
+
+/**
+ * Milliseconds until a demo-model request with `key` gets `status`, polling for at most 2 s
+ * (Infinity if it never does): how long a key change takes to reach a running gateway.
+ */
+export async function msUntilStatus(url: string, key: string, status: number): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < 2000) {
+    const res = await fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await res.arrayBuffer();
+    if (res.status === status) return performance.now() - start;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Infinity;
+}
