@@ -5,7 +5,7 @@ import type { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createDispatcher } from './dispatch/dispatch.ts';
 import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema } from './formats/request-schemas.ts';
-import { createRequestFinish } from './http/middleware/finish.ts';
+import { createRequestFinish, markLedgered } from './http/middleware/finish.ts';
 import { createReservation } from './http/middleware/reserve.ts';
 import { createAuth } from './http/middleware/auth.ts';
 import { createBodyReader } from './http/middleware/body.ts';
@@ -23,6 +23,7 @@ import type { LoadedProvider } from './plugin-host/loader.ts';
 import type { UpstreamAgents } from './proxy/agents.ts';
 import type { Passthrough } from './proxy/passthrough.ts';
 import type { UsageSink } from './usage/sink.ts';
+import type { Settlements } from './billing/settlements.ts';
 import type { Store } from './store/store.ts';
 
 /** Bodies nesting deeper than this are refused; real requests stay far below (Claude Code's ~15). */
@@ -36,6 +37,7 @@ export interface AppParts {
   readonly passthrough: Passthrough;
   readonly agents: UpstreamAgents;
   readonly sink: UsageSink;
+  readonly settlements: Settlements;
   readonly store: Store;
   readonly instanceId: string;
   readonly log: Logger;
@@ -56,15 +58,15 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const router = new Router<GatewayState>();
   router.post(
     '/v1/messages',
-    auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), reserve, dispatch,
+    markLedgered, auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), reserve, dispatch,
   );
   router.post(
     '/v1/messages/count_tokens',
-    auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), reserve, dispatch,
+    markLedgered, auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), reserve, dispatch,
   );
   router.post(
     '/v1/chat/completions',
-    auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), reserve, dispatch,
+    markLedgered, auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), reserve, dispatch,
   );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
@@ -79,7 +81,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
 
   app.use(createRequestContext());
-  app.use(createRequestFinish(parts.store, parts.sink, parts.log));
+  app.use(createRequestFinish(parts.settlements, parts.sink, parts.log));
   app.use(createErrorHandler(parts.log));
   app.use(router.routes());
   app.use(router.allowedMethods());

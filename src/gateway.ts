@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { createApp } from './app.ts';
 import { KeyStore } from './auth/key-store.ts';
 import { usdToPico } from './billing/money.ts';
+import { Settlements } from './billing/settlements.ts';
 import { openStore } from './store/open.ts';
 import { loadTokenizer, stopTokenizer } from './usage/token-count.ts';
 import type { InstanceInfo, Store } from './store/store.ts';
@@ -29,6 +30,8 @@ export interface GatewayOptions {
 /** How often this process tells the store it is alive, and when others count as dead. */
 const HEARTBEAT_MS = 15_000;
 const STALE_AFTER_MS = 60_000;
+/** How long a shutdown waits for cut requests to settle, before and after closing upstream connections. */
+const SETTLE_WAIT_MS = 5_000;
 
 export interface Gateway {
   readonly config: GatewayConfig;
@@ -60,8 +63,13 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   };
   await store.registerInstance(instance);
   await reconcile();
+  const settlements = new Settlements(store, log);
   const heartbeat = setInterval(() => {
-    void store.heartbeat(instance.id).then(reconcile).catch((err: unknown) => log.error({ err }, 'heartbeat failed'));
+    void store
+      .heartbeat(instance.id)
+      .then(reconcile)
+      .then(() => settlements.retryFailed())
+      .catch((err: unknown) => log.error({ err }, 'heartbeat failed'));
   }, HEARTBEAT_MS);
   heartbeat.unref();
   const keys = new KeyStore(store);
@@ -77,6 +85,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     passthrough,
     agents,
     sink: options.sink ?? new LogUsageSink(log),
+    settlements,
     store,
     instanceId: instance.id,
     log,
@@ -106,8 +115,14 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         // Graceful draining of long streams is issue #5; for now open connections are ended.
         server.closeAllConnections();
       });
+      // Every request cut above is charged before the store closes (issue #4). Closing the
+      // upstream pools ends any that still wait on an upstream.
+      const settled = await settlements.idle(SETTLE_WAIT_MS);
       agents.close();
+      if (!settled) await settlements.idle(SETTLE_WAIT_MS);
       clearInterval(heartbeat);
+      await settlements.retryFailed();
+      if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');
       keys.stop();
       for (const provider of providers.values()) await provider.plugin.close?.();
       await store.close();

@@ -7,6 +7,13 @@
 export type Pico = bigint;
 
 const PICO_PER_USD = 10n ** 12n;
+
+/**
+ * The largest balance a key may hold: int64 pico-dollars end at about $9.22 million, and SQLite
+ * silently turns an overflowing INTEGER into a float. Top-ups and starting balances stop here.
+ */
+export const MAX_BALANCE_USD = 9_000_000;
+export const MAX_BALANCE: Pico = BigInt(MAX_BALANCE_USD) * PICO_PER_USD;
 const MAX_DECIMALS = 12;
 
 /**

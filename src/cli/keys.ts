@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { picoToUsdText, usdToPico } from '../billing/money.ts';
+import { MAX_BALANCE, MAX_BALANCE_USD, picoToUsdText, usdToPico } from '../billing/money.ts';
 import { issueKey } from '../auth/issue-key.ts';
 import { loadConfig } from '../config/load.ts';
 import { openStore } from '../store/open.ts';
@@ -99,5 +99,6 @@ function usdAmount(text: string, flag: string): bigint {
     throw new UsageError(`${flag} must be an amount in USD, such as 25 or 0.50`);
   }
   if (amount <= 0n) throw new UsageError(`${flag} must be more than zero`);
+  if (amount > MAX_BALANCE) throw new UsageError(`${flag} must be at most ${MAX_BALANCE_USD} (the per-key maximum)`);
   return amount;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { perMillionToPicoPerToken } from '../billing/money.ts';
+import { MAX_BALANCE_USD, perMillionToPicoPerToken } from '../billing/money.ts';
 
 /**
  * The YAML file's shape, validated once at start-up (issue #2). Every object is strict, so a typo is
@@ -10,7 +10,6 @@ import { perMillionToPicoPerToken } from '../billing/money.ts';
 const numeric = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v), schema);
 
-const nonNegative = numeric(z.number().min(0));
 // Money is kept in integer pico-dollars: a per-million price is exact with up to 6 decimals.
 // The check is the conversion itself, so what loads is what can be charged.
 const exactPrice = (value: number): boolean => {
@@ -44,7 +43,7 @@ export const keySchema = z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'must be the 64-character hex SHA-256 digest of the key')
       .optional(),
-    balance_usd: nonNegative.nullable().optional(),
+    balance_usd: numeric(z.number().min(0).max(MAX_BALANCE_USD)).nullable().optional(),
     models: z.array(z.string().min(1)).min(1).optional(),
   })
   .refine((k) => (k.key === undefined) !== (k.key_sha256 === undefined), {

@@ -2,7 +2,7 @@ import { chatToMessage } from '../formats/convert/chat-to-messages-response.ts';
 import { chatChunksToMessagesEvents } from '../formats/convert/chat-to-messages-stream.ts';
 import { chatToMessagesRequest } from '../formats/convert/chat-to-messages-request.ts';
 import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
-import type { Json } from '../formats/convert/json.ts';
+import { asObject, type Json } from '../formats/convert/json.ts';
 import { messageToChat } from '../formats/convert/messages-to-chat-response.ts';
 import { messagesEventsToChatChunks } from '../formats/convert/messages-to-chat-stream.ts';
 import { messagesToChatRequest } from '../formats/convert/messages-to-chat-request.ts';
@@ -42,6 +42,19 @@ export interface PlanInput {
 }
 
 const idOf = (requestId: string): string => requestId.replace(/^req_/, '');
+const asksForUsage = (body: Json): boolean => asObject(body['stream_options'])['include_usage'] === true;
+
+/** Chat chunks without the usage the gateway asked for: the usage-only chunk dropped, usage removed from others. */
+async function* withoutUsage(chunks: AsyncIterable<Json>): AsyncGenerator<Json> {
+  for await (const chunk of chunks) {
+    if (!('usage' in chunk)) {
+      yield chunk;
+    } else if (Array.isArray(chunk['choices']) && chunk['choices'].length > 0) {
+      const { usage: _, ...rest } = chunk;
+      yield rest;
+    }
+  }
+}
 const now = (): number => Math.floor(Date.now() / 1000);
 
 export function planTranslation(input: PlanInput): TranslationPlan {
@@ -77,6 +90,11 @@ function planFormats(input: PlanInput): FormatPlan {
     translator.upstream === 'chat' ? chatChunksFromSse(events, provider) : messagesEventsFromSse(events, provider);
   if (translator.upstream === input.clientFormat) {
     // Same format: only the model name changes; events are checked for errors and truncation.
+    if (input.clientFormat === 'chat' && body['stream'] === true && !asksForUsage(body)) {
+      // As on native routes: the upstream is always asked for usage, which the client did not want to see (issue #4).
+      const upstreamBody = { ...body, model: upstreamModel, stream_options: { ...asObject(body['stream_options']), include_usage: true } };
+      return { upstreamBody, answer: (answer) => answer, parse, convert: withoutUsage };
+    }
     return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: (events) => events };
   }
   if (translator.upstream === 'chat') {

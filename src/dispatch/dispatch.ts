@@ -45,6 +45,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     const invoke = route.provider.plugin.invoke;
     if (invoke) {
       ctx.state.outcome.kind = 'in-process';
+      ctx.state.outcome.dispatched = true;
       let result;
       try {
         result = await invoke(clientRequestOf(ctx), callContextOf(ctx, options.log));

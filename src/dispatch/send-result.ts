@@ -1,7 +1,7 @@
 import { ERR, GatewayError } from '../errors.ts';
 import type { Json } from '../formats/convert/json.ts';
 import { FORMAT_OF, type TokenUsage, type WireFormat } from '../formats/wire.ts';
-import type { GatewayContext } from '../http/state.ts';
+import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { PluginResult } from '../plugin-host/api.ts';
 import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
@@ -99,7 +99,7 @@ export async function sendStream(
       outputChars += isMessages ? messagesDeltaChars(event) : chatDeltaChars(event);
       await writer.write(isMessages ? messagesEventFrame(event as { type: string }) : chatChunkFrame(event));
       if (writer.closed) {
-        outcome.error = 'client_disconnected';
+        outcome.error = CLIENT_DISCONNECTED;
         await iterator.return?.();
         break;
       }
@@ -108,7 +108,7 @@ export async function sendStream(
     writer.end(isMessages ? undefined : CHAT_DONE_FRAME);
   } catch (err) {
     const failure = asFailure(err, provider, requestId, log);
-    outcome.error = writer.closed ? 'client_disconnected' : failure.code;
+    outcome.error = writer.closed ? CLIENT_DISCONNECTED : failure.code;
     writer.end(streamErrorFrame(surface, failure, requestId));
   } finally {
     if (sawUsage) outcome.usage = usage;

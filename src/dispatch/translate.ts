@@ -2,7 +2,7 @@ import { ERR, GatewayError, errorTypeForStatus } from '../errors.ts';
 import { asObject, isObject, type Json } from '../formats/convert/json.ts';
 import { failureInAnswer, reportedError } from '../formats/upstream-events.ts';
 import { FORMAT_OF } from '../formats/wire.ts';
-import type { GatewayContext } from '../http/state.ts';
+import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
 import type { ChatRequest, MessagesRequest } from '../formats/wire.ts';
@@ -40,10 +40,14 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
   });
   const request = await buildRequest(translator, plan.upstreamBody, call);
   let response: UpstreamAnswer;
+  outcome.dispatched = true;
   try {
     response = await postJson(agents, new URL(request.url), request.headers, Buffer.from(JSON.stringify(request.body)), call.signal);
   } catch (err) {
-    if (call.signal.aborted) throw ERR.clientClosed();
+    if (call.signal.aborted) {
+      outcome.error = CLIENT_DISCONNECTED;
+      throw ERR.clientClosed();
+    }
     log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
     throw ERR.upstreamUnreachable(provider);
   }

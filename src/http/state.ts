@@ -18,6 +18,9 @@ export interface ResolvedRoute {
   readonly upstreamModel: string;
 }
 
+/** The outcome of a request whose client went away; the ledger bills what the upstream already did. */
+export const CLIENT_DISCONNECTED = 'client_disconnected';
+
 /** How a request was served, for the request log and the usage sink. */
 export type RouteKind = 'native' | 'translated' | 'in-process' | 'local';
 
@@ -32,6 +35,8 @@ export interface RequestOutcome {
   error?: string;
   /** Output tokens estimated from the content that passed, for a stream cut before its usage. */
   outputEstimate?: number;
+  /** The request left for the upstream (or the plugin): from here on, input may be billed. */
+  dispatched?: boolean;
 }
 
 /** What was held for the request before it went upstream. */
@@ -56,6 +61,8 @@ export interface GatewayState {
   body?: Record<string, unknown>;
   route?: ResolvedRoute;
   reservation?: Reservation;
+  /** Set by the model endpoints' chains: this request gets a ledger row when it ends (issue #4). */
+  ledger?: boolean;
   /**
    * A Chat stream whose client did not ask for usage: the upstream is asked anyway, so the ledger
    * gets the real counts, and the usage chunk is kept from the client (issue #4).

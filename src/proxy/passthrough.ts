@@ -4,7 +4,7 @@ import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
 import { spliceFields, type JsonScan } from '../http/json-scan.ts';
-import type { GatewayContext } from '../http/state.ts';
+import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
@@ -93,7 +93,7 @@ export class Passthrough {
       };
       res.once('close', () => {
         clientClosed = true;
-        if (!res.writableFinished) state.outcome.error ??= 'client_disconnected';
+        if (!res.writableFinished) state.outcome.error ??= CLIENT_DISCONNECTED;
         settle();
       });
       this.#responders.set(req, (proxyRes) => {
@@ -105,6 +105,7 @@ export class Passthrough {
         });
         this.#relay(ctx, target, proxyRes);
       });
+      state.outcome.dispatched = true;
       this.#proxy.web(
         req,
         res,
@@ -152,7 +153,7 @@ export class Passthrough {
     proxyRes.on('close', () => {
       readUsage();
       if (proxyRes.complete) return;
-      state.outcome.error = res.destroyed && !res.writableFinished ? 'client_disconnected' : 'upstream_interrupted';
+      state.outcome.error = res.destroyed && !res.writableFinished ? CLIENT_DISCONNECTED : 'upstream_interrupted';
       this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
     });
     const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;

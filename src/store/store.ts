@@ -10,7 +10,10 @@ export interface Store {
   /** Applies pending schema migrations, in order, each once. */
   migrate(): Promise<void>;
 
-  /** Static keys from the YAML: inserted, updated, and disabled when the file no longer lists them. */
+  /**
+   * Static keys from the YAML: inserted, updated, and switched off while the file no longer lists
+   * them. Listing a key again never undoes an operator's disable.
+   */
   syncConfigKeys(keys: readonly ConfigKeySpec[]): Promise<void>;
   createKey(spec: NewKeySpec): Promise<KeyRecord>;
   findKey(sha256: string): Promise<KeyRecord | undefined>;
@@ -23,7 +26,10 @@ export interface Store {
 
   /** Holds a request's maximum cost, atomically against every other hold on the key. */
   reserve(hold: HoldSpec): Promise<ReserveResult>;
-  /** Releases the request's hold (if any), charges what it cost (never below zero) and writes its ledger row. */
+  /**
+   * Releases the request's hold (if any), charges what it cost (never below zero) and writes its
+   * ledger row. Idempotent per request id, so a failed settlement can be retried.
+   */
   settle(entry: LedgerEntry): Promise<SettleResult>;
 
   /** One request's ledger row, only for the key that made it. */

@@ -6,7 +6,14 @@ import type { TokenUsage } from '../formats/wire.ts';
  * includes cached tokens (protocol.md §A.7, §B.5, §D.6).
  */
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+/**
+ * Token counts are whole and bounded: an upstream that reports 10.5 or 1e30 tokens must neither
+ * crash the bigint price arithmetic nor overflow the ledger's int64 columns. A billion tokens is a
+ * thousand times any context window.
+ */
+const MAX_TOKENS = 1_000_000_000;
+const count = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), MAX_TOKENS) : 0;
 const record = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
 

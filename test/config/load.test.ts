@@ -137,6 +137,12 @@ models:
     ]);
   });
 
+  it('refuses a starting balance past the per-key maximum (int64 pico-dollars)', () => {
+    expect(problems('auth: { keys: [{ name: rich, key: sk-jct-rich-0123456789abcdef, balance_usd: 10000000 }] }')).to.deep.equal([
+      'auth.keys[0].balance_usd: must be <= 9000000 (line 1)',
+    ]);
+  });
+
   it('refuses duplicate ids and duplicate keys without printing the key', () => {
     const yaml = `
 auth:

@@ -87,6 +87,11 @@ describe('admin API (/admin/*)', () => {
       ['/keys', { name: 'x', colour: 'red' }, 'colour'],
       ['/keys/alice/topup', { usd: 0 }, 'usd'],
       ['/keys/alice/topup', {}, 'usd'],
+      // int64 pico-dollars end near $9.2 million: amounts past the per-key maximum are refused.
+      ['/keys/alice/topup', { usd: '1e21' }, 'usd'],
+      ['/keys/alice/topup', { usd: 1e21 }, 'usd'],
+      ['/keys/alice/topup', { usd: 8_999_950 }, 'usd'],
+      ['/keys', { name: 'x', balance_usd: 9_000_001 }, 'balance_usd'],
     ];
     for (const [path, body, field] of cases) {
       const res = await admin(path, { body });
@@ -98,6 +103,7 @@ describe('admin API (/admin/*)', () => {
     expect((await admin('/keys', { body: { name: 'alice' } })).status).to.equal(400);
     expect((await admin('/keys/nobody/topup', { body: { usd: 1 } })).status).to.equal(404);
     expect((await admin('/keys/nobody/disable', { method: 'POST' })).status).to.equal(404);
+    expect((await admin('/keys/%E0%A4%A/disable', { method: 'POST' })).status).to.equal(404);
     expect((await admin('/usage?key=nobody')).status).to.equal(404);
     expect((await admin('/usage?since=yesterday')).status).to.equal(400);
     expect((await admin('/usage?limit=0')).status).to.equal(400);

@@ -73,6 +73,21 @@ for (const backend of BACKENDS) {
       expect((await store.findKey(sha))?.balance).to.equal(null);
       await store.syncConfigKeys([]);
       expect((await store.findKey(sha))?.disabled).to.equal(true);
+      // Listed again: back on. But a key an operator disabled stays off across restarts.
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null }]);
+      expect((await store.findKey(sha))?.disabled).to.equal(false);
+      await store.setDisabled('cfg', true);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null }]);
+      expect((await store.findKey(sha))?.disabled).to.equal(true);
+    });
+
+    it('settles each request once: a retried settlement returns what was charged and changes nothing', async () => {
+      const key = await store.createKey(newKey('retry', usd(1)));
+      await store.reserve({ requestId: 'once', keyId: key.id, amount: usd(0.5), inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
+      const first = await store.settle(entry('once', key.id, usd(0.2)));
+      const again = await store.settle(entry('once', key.id, usd(0.2)));
+      expect(again).to.deep.equal(first);
+      expect(await store.findKey(key.sha256)).to.deep.include({ balance: usd(0.8), spent: usd(0.2), held: 0n, requests: 1 });
     });
 
     it('holds atomically: a hold that does not fit is refused and says what is available', async () => {

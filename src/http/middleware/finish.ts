@@ -1,84 +1,111 @@
 import { costOf } from '../../billing/pricing.ts';
+import type { Settlements } from '../../billing/settlements.ts';
 import type { TokenUsage } from '../../formats/wire.ts';
 import type { Logger } from '../../log.ts';
-import type { Store } from '../../store/store.ts';
 import type { RequestRecord, UsageSink } from '../../usage/sink.ts';
-import type { GatewayMiddleware, GatewayState } from '../state.ts';
-
-/** Outcomes of a response that started and then did not end normally. */
-const CUT_SHORT = new Set(['client_disconnected', 'upstream_interrupted', 'stream_failed']);
+import { CLIENT_DISCONNECTED, type GatewayMiddleware, type GatewayState } from '../state.ts';
 
 /**
  * Ends every request, streams included (the chain below resolves only once the response is done
  * or the client has gone). For an authenticated model request it settles the ledger: the hold is
  * released, the real cost charged and the row written, in one transaction (issue #4). Then it
- * writes the request's log line.
+ * writes the request's log line. Each request is tracked until then, so a shutdown waits for its
+ * charge.
  */
-export function createRequestFinish(store: Store, sink: UsageSink, log: Logger): GatewayMiddleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } finally {
-      const { state } = ctx;
-      const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
-      const { usage, estimated } = finalUsage(state, status);
-      const cost = usage && state.route ? costOf(usage, state.route.prices) : 0n;
-      let charged: bigint | undefined;
-      if (state.key && isModelPath(ctx.path)) {
-        try {
-          const settled = await store.settle({
-            requestId: state.requestId,
-            keyId: state.key.id,
-            endpoint: state.route?.endpoint ?? null,
-            model: state.route?.model.id ?? null,
-            provider: state.route?.provider.config.id ?? null,
-            upstreamModel: state.route?.upstreamModel ?? null,
-            route: state.outcome.kind ?? null,
-            usage: usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
-            cost,
-            status,
-            outcome: state.outcome.error ?? (status < 400 ? 'ok' : 'error'),
-            estimated,
-            startedAt: new Date(Date.now() - (performance.now() - state.startedAt)),
-            firstByteMs: state.outcome.firstByteMs ?? null,
-            durationMs: performance.now() - state.startedAt,
-          });
-          charged = settled.charged;
-          if (settled.uncollected > 0n) {
-            log.warn({ req_id: state.requestId, uncollected_pico: String(settled.uncollected) }, 'request cost more than its hold and the balance left');
-          }
-        } catch (err) {
-          // The hold stays and is reconciled at the next start; the request itself is done.
-          log.error({ req_id: state.requestId, err }, 'ledger settlement failed');
-        }
-      }
+export function createRequestFinish(settlements: Settlements, sink: UsageSink, log: Logger): GatewayMiddleware {
+  return (ctx, next) =>
+    settlements.track(async () => {
       try {
-        sink.record(recordOf(ctx.method, ctx.path, status, state, usage, estimated, charged));
-      } catch (err) {
-        // A failing sink must not turn a served request into an error, nor vanish silently.
-        log.error({ req_id: state.requestId, err }, 'usage sink failed');
+        await next();
+      } finally {
+        await finish(ctx.state, ctx.respond === false ? ctx.res.statusCode : ctx.status, ctx.method, ctx.path, settlements, sink, log);
       }
-    }
-  };
+    });
 }
 
-const isModelPath = (path: string): boolean => path.startsWith('/v1/messages') || path === '/v1/chat/completions';
+/** Marks a model endpoint's request for the ledger; first in each model route's chain. */
+export const markLedgered: GatewayMiddleware = (ctx, next) => {
+  ctx.state.ledger = true;
+  return next();
+};
+
+async function finish(
+  state: GatewayState,
+  status: number,
+  method: string,
+  path: string,
+  settlements: Settlements,
+  sink: UsageSink,
+  log: Logger,
+): Promise<void> {
+  const { usage, estimated } = finalUsage(state, status);
+  let charged: bigint | undefined;
+  // By the route's own mark, not the path: the router also serves /V1/Messages and trailing slashes.
+  if (state.key && state.ledger) {
+    try {
+      // count_tokens is free, like Anthropic's own, whatever the model's per-request fee.
+      const cost = usage && state.route && state.route.endpoint !== 'count_tokens' ? costOf(usage, state.route.prices) : 0n;
+      const settled = await settlements.settle({
+        requestId: state.requestId,
+        keyId: state.key.id,
+        endpoint: state.route?.endpoint ?? null,
+        model: state.route?.model.id ?? null,
+        provider: state.route?.provider.config.id ?? null,
+        upstreamModel: state.route?.upstreamModel ?? null,
+        route: state.outcome.kind ?? null,
+        usage: usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+        cost,
+        status,
+        outcome: state.outcome.error ?? (status < 400 ? 'ok' : 'error'),
+        estimated,
+        startedAt: new Date(Date.now() - (performance.now() - state.startedAt)),
+        firstByteMs: state.outcome.firstByteMs ?? null,
+        durationMs: performance.now() - state.startedAt,
+      });
+      charged = settled?.charged;
+      if (settled && settled.uncollected > 0n) {
+        log.warn({ req_id: state.requestId, uncollected_pico: String(settled.uncollected) }, 'request cost more than its hold and the balance left');
+      }
+    } catch (err) {
+      // Settlements.settle keeps what the store refused; this is a bug in the entry itself.
+      log.error({ req_id: state.requestId, err }, 'ledger settlement failed');
+    }
+  }
+  try {
+    sink.record(recordOf(method, path, status, state, usage, estimated, charged));
+  } catch (err) {
+    // A failing sink must not turn a served request into an error, nor vanish silently.
+    log.error({ req_id: state.requestId, err }, 'usage sink failed');
+  }
+}
 
 /**
- * The usage to charge. A response that completed is charged what it reported. One that started
- * and was cut short (client gone, upstream reset) is charged the usage seen so far plus an
- * estimate of the output that passed, and marked estimated (issue #4). One that failed before
- * any output costs nothing.
+ * The usage to charge (issue #4):
+ * - a response that completed is charged what it reported;
+ * - one that started and then failed (client gone, upstream reset, stream error), or completed
+ *   without reporting usage, is charged the usage seen plus an estimate of what passed, marked
+ *   estimated;
+ * - a client that left after the request went upstream but before any answer is charged the
+ *   input estimate, marked estimated: the upstream read the prompt, as the crash reconciliation
+ *   also assumes;
+ * - anything that failed before any output costs nothing.
  */
 function finalUsage(state: GatewayState, status: number): { usage: TokenUsage | undefined; estimated: boolean } {
-  const { outcome, reservation } = state;
+  const { outcome, reservation, route } = state;
   const seen = outcome.usage;
-  const produced = outcome.firstByteMs !== undefined && status < 400 && outcome.kind !== 'local';
-  const cut = outcome.error !== undefined && CUT_SHORT.has(outcome.error);
-  if (!produced || (seen && !cut)) return { usage: seen, estimated: false };
-  const base = seen ?? { input: reservation?.inputTokens ?? 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
-  const input = base.input > 0 || base.cacheRead > 0 || base.cacheWrite > 0 ? base.input : (reservation?.inputTokens ?? 0);
-  return { usage: { ...base, input, output: Math.max(base.output, outcome.outputEstimate ?? 0) }, estimated: true };
+  if (route === undefined || route.endpoint === 'count_tokens' || outcome.kind === 'local') return { usage: seen, estimated: false };
+  const inputEstimate = reservation?.inputTokens ?? 0;
+  const answered = outcome.firstByteMs !== undefined && status < 400;
+  if (answered) {
+    if (seen && outcome.error === undefined) return { usage: seen, estimated: false };
+    const base = seen ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+    const input = base.input > 0 || base.cacheRead > 0 || base.cacheWrite > 0 ? base.input : inputEstimate;
+    return { usage: { ...base, input, output: Math.max(base.output, outcome.outputEstimate ?? 0) }, estimated: true };
+  }
+  if (outcome.dispatched === true && outcome.error === CLIENT_DISCONNECTED) {
+    return { usage: { input: inputEstimate, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, estimated: true };
+  }
+  return { usage: seen, estimated: false };
 }
 
 function recordOf(

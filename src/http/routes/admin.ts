@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { issueKey, KeyRequestError } from '../../auth/issue-key.ts';
 import { sha256 } from '../../auth/key-store.ts';
-import { picoToUsdNumber, usdToPico } from '../../billing/money.ts';
+import { MAX_BALANCE, MAX_BALANCE_USD, picoToUsdNumber, usdToPico } from '../../billing/money.ts';
 import { ERR, GatewayError } from '../../errors.ts';
 import { KeyNotFoundError, type KeyRecord, type Store } from '../../store/store.ts';
 import { flattenIssues, issueMessage } from '../../validation/issues.ts';
@@ -43,7 +43,7 @@ export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha25
   });
   router.post('/keys', async (ctx) => {
     const spec = parse(newKeySchema, ctx.request.body);
-    const { key, record } = await mapped(() =>
+    const { key, record } = await mapped('name', () =>
       issueKey(store, keyPrefix, {
         name: spec.name,
         balance: spec.balance_usd === undefined ? null : usd(spec.balance_usd, 'balance_usd'),
@@ -57,13 +57,13 @@ export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha25
   });
   router.post('/keys/:name/topup', async (ctx) => {
     const { usd: amount } = parse(topUpSchema, ctx.request.body);
-    ctx.body = keyBody(await mapped(() => store.topUp(nameOf(ctx), usd(amount, 'usd'))));
+    ctx.body = keyBody(await mapped('usd', () => store.topUp(nameOf(ctx), usd(amount, 'usd'))));
   });
   router.post('/keys/:name/disable', async (ctx) => {
-    ctx.body = keyBody(await mapped(() => store.setDisabled(nameOf(ctx), true)));
+    ctx.body = keyBody(await mapped('name', () => store.setDisabled(nameOf(ctx), true)));
   });
   router.post('/keys/:name/enable', async (ctx) => {
-    ctx.body = keyBody(await mapped(() => store.setDisabled(nameOf(ctx), false)));
+    ctx.body = keyBody(await mapped('name', () => store.setDisabled(nameOf(ctx), false)));
   });
   router.get('/usage', async (ctx) => {
     const query = parse(usageQuerySchema, ctx.query);
@@ -104,25 +104,36 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 }
 
 function usd(value: number | string, field: string): bigint {
+  let pico = 0n;
   try {
-    const pico = usdToPico(value);
-    if (pico > 0n) return pico;
+    pico = usdToPico(value);
   } catch {
     // reported below
   }
-  throw ERR.invalidField(`${field}: must be an amount in USD above zero, at most 12 decimals`, field);
+  if (pico <= 0n || pico > MAX_BALANCE) {
+    throw ERR.invalidField(`${field}: must be an amount in USD above zero and at most ${MAX_BALANCE_USD}, with at most 12 decimals`, field);
+  }
+  return pico;
 }
 
-const nameOf = (ctx: GatewayContext): string => decodeURIComponent(String((ctx as unknown as { params: Record<string, string> }).params['name']));
+/** The :name path segment; one that is not valid percent-encoding names no key. */
+function nameOf(ctx: GatewayContext): string {
+  const raw = String((ctx as unknown as { params: Record<string, string> }).params['name']);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw ERR.adminNotFound(`no key named "${raw}"`);
+  }
+}
 
-/** Store errors as the admin API's answers: an unknown key is 404, a refused request 400. */
-async function mapped<T>(work: () => Promise<T>): Promise<T> {
+/** Store errors as the admin API's answers: an unknown key is 404, a refused request 400 naming `field`. */
+async function mapped<T>(field: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof GatewayError) throw err;
     if (err instanceof KeyNotFoundError) throw ERR.adminNotFound(err.message);
-    if (err instanceof KeyRequestError || err instanceof RangeError) throw ERR.invalidField(err.message, 'name');
+    if (err instanceof KeyRequestError || err instanceof RangeError) throw ERR.invalidField(`${field}: ${err.message}`, field);
     throw err;
   }
 }

@@ -28,7 +28,13 @@ export function createGeneration(store: Store): GatewayMiddleware {
   return async (ctx) => {
     const key = ctx.state.key;
     if (!key) throw ERR.internal();
-    const id = decodeURIComponent(ctx.path.slice('/v1/generations/'.length));
+    const raw = ctx.path.slice('/v1/generations/'.length);
+    let id: string;
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      throw ERR.generationNotFound(raw); // not valid percent-encoding: no request has that id
+    }
     const row = await store.generation(id, key.id);
     if (!row) throw ERR.generationNotFound(id);
     ctx.body = generationBody(row);

@@ -13,7 +13,13 @@ export function createListModels(catalogue: Catalogue): GatewayMiddleware {
 /** GET /v1/models/:id, for `models.retrieve()` in both SDKs. */
 export function createGetModel(catalogue: Catalogue): GatewayMiddleware {
   return async (ctx) => {
-    const id = decodeURIComponent(ctx.path.slice('/v1/models/'.length));
+    const raw = ctx.path.slice('/v1/models/'.length);
+    let id = raw;
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      // not valid percent-encoding: no model has that id, answered below
+    }
     const entry = catalogue.get(id);
     const allows = ctx.state.key?.allowsModel;
     if (!entry || (allows && !allows(id))) throw ERR.modelNotFound(id);

@@ -68,4 +68,10 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
       INSERT INTO meta (name, value) VALUES ('keys_version', 0);
     `,
   },
+  {
+    // A YAML key taken out of the file is switched off apart from an operator's \`disabled\`, so
+    // putting it back does not undo a disable (a leaked key stays off across restarts).
+    version: 2,
+    sql: `ALTER TABLE keys ADD COLUMN removed INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

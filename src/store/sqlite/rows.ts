@@ -20,7 +20,8 @@ export function toKeyRecord(row: Row): KeyRecord {
     requests: int(row['requests']),
     models: row['models'] === null ? null : (JSON.parse(String(row['models'])) as string[]),
     rpm: row['rpm'] === null ? null : int(row['rpm']),
-    disabled: int(row['disabled']) === 1,
+    // Off either way: disabled by an operator, or a YAML key no longer in the file.
+    disabled: int(row['disabled']) === 1 || int(row['removed']) === 1,
   };
 }
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Pico } from '../../billing/money.ts';
+import { MAX_BALANCE, picoToUsdText, type Pico } from '../../billing/money.ts';
 import {
   KeyNotFoundError,
   type ConfigKeySpec,
@@ -70,12 +70,12 @@ export class SqliteStore implements Store {
         // balance_usd is a starting balance: set once, never reset by later edits of the YAML. Removing
         // it makes the key unlimited; adding it to an unlimited key starts its balance.
         const balance = key.balance === null ? null : existing['balance'] === null ? key.balance : (existing['balance'] as bigint);
-        db.prepare('UPDATE keys SET name = ?, balance = ?, models = ?, disabled = 0, updated_at = ? WHERE id = ?').run(
+        db.prepare('UPDATE keys SET name = ?, balance = ?, models = ?, removed = 0, updated_at = ? WHERE id = ?').run(
           key.name, balance, json(key.models), now(), existing['id'],
         );
       }
-      for (const row of db.prepare("SELECT id, sha256 FROM keys WHERE source = 'config' AND disabled = 0").all() as Row[]) {
-        if (!listed.has(String(row['sha256']))) db.prepare('UPDATE keys SET disabled = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
+      for (const row of db.prepare("SELECT id, sha256 FROM keys WHERE source = 'config' AND removed = 0").all() as Row[]) {
+        if (!listed.has(String(row['sha256']))) db.prepare('UPDATE keys SET removed = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
       }
       this.#bumpKeys();
     }).immediate();
@@ -112,6 +112,7 @@ export class SqliteStore implements Store {
     this.#db.transaction(() => {
       const key = this.#keyByName(name);
       if (key.balance === null) throw new RangeError(`key "${name}" is unlimited; it has no balance to top up`);
+      if (key.balance + amount > MAX_BALANCE) throw new RangeError(`the balance would exceed the per-key maximum of $${picoToUsdText(MAX_BALANCE)}`);
       this.#db.prepare('UPDATE keys SET balance = balance + ?, updated_at = ? WHERE id = ?').run(amount, now(), key.id);
       this.#bumpKeys();
     }).immediate();
@@ -154,6 +155,9 @@ export class SqliteStore implements Store {
 
   #settle(entry: LedgerEntry): SettleResult {
     const db = this.#db;
+    // Idempotent: a retried settlement that was in fact written returns what it charged.
+    const done = db.prepare('SELECT charged, uncollected FROM ledger WHERE request_id = ?').get(entry.requestId) as Row | undefined;
+    if (done) return { charged: done['charged'] as bigint, uncollected: done['uncollected'] as bigint };
     const hold = db.prepare('SELECT amount FROM holds WHERE request_id = ?').get(entry.requestId) as Row | undefined;
     if (hold) {
       db.prepare('DELETE FROM holds WHERE request_id = ?').run(entry.requestId);

@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { Settlements } from '../../src/billing/settlements.ts';
+import { createLogger } from '../../src/log.ts';
+import type { LedgerEntry, SettleResult, Store } from '../../src/store/store.ts';
+import { LogCapture } from '../support/gateway.ts';
+
+const entry = (requestId: string): LedgerEntry => ({
+  requestId, keyId: 1, endpoint: 'messages', model: 'm', provider: 'p', upstreamModel: 'm', route: 'native',
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, cost: 5n, status: 200, outcome: 'ok',
+  estimated: false, startedAt: new Date(), firstByteMs: 1, durationMs: 2,
+});
+
+/** A store whose settle fails while `down` is set, recording what it wrote. */
+function flakyStore(): { store: Store; written: string[]; down: { value: boolean } } {
+  const written: string[] = [];
+  const down = { value: true };
+  const store = {
+    async settle(e: LedgerEntry): Promise<SettleResult> {
+      if (down.value) throw new Error('SQLITE_BUSY: database is locked');
+      if (!written.includes(e.requestId)) written.push(e.requestId);
+      return { charged: e.cost, uncollected: 0n };
+    },
+  } as unknown as Store;
+  return { store, written, down };
+}
+
+describe('Settlements', () => {
+  it('keeps a settlement the store refused and writes it on retry, once', async () => {
+    const { store, written, down } = flakyStore();
+    const logs = new LogCapture();
+    const settlements = new Settlements(store, createLogger('info', logs));
+    expect(await settlements.settle(entry('r1'))).to.equal(undefined);
+    expect(settlements.pending).to.equal(1);
+    await settlements.retryFailed(); // still down
+    expect(settlements.pending).to.equal(1);
+    down.value = false;
+    await settlements.retryFailed();
+    await settlements.retryFailed();
+    expect(settlements.pending).to.equal(0);
+    expect(written).to.deep.equal(['r1']);
+    expect(logs.lines.map((l) => l['msg'])).to.include('ledger settlement failed; it will be retried');
+  });
+
+  it('reports idle only when every tracked request has finished, or gives up after the timeout', async () => {
+    const settlements = new Settlements(flakyStore().store, createLogger('silent', new LogCapture()));
+    let release: () => void = () => undefined;
+    const running = settlements.track(() => new Promise<void>((resolve) => (release = resolve)));
+    expect(await settlements.idle(30)).to.equal(false);
+    const idle = settlements.idle(5_000);
+    release();
+    await running;
+    expect(await idle).to.equal(true);
+    expect(await settlements.idle(0)).to.equal(true);
+  });
+});
