@@ -9,7 +9,7 @@ import { KeyStore } from './auth/key-store.ts';
 import { usdToPico } from './billing/money.ts';
 import { Settlements } from './billing/settlements.ts';
 import { openStore } from './store/open.ts';
-import { loadTokenizer, stopTokenizer } from './usage/token-count.ts';
+import { loadTokenizer } from './usage/token-count.ts';
 import type { InstanceInfo, Store } from './store/store.ts';
 import { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
@@ -126,7 +126,6 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       keys.stop();
       for (const provider of providers.values()) await provider.plugin.close?.();
       await store.close();
-      await stopTokenizer();
       log.flush();
     },
   };

@@ -60,7 +60,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
       // No upstream can count: answer with the local estimate (README, "count_tokens").
       ctx.state.outcome.kind = 'local';
       ctx.set('x-junction-estimate', 'true');
-      ctx.body = { input_tokens: await countInputTokens('messages', ctx.state.body) };
+      ctx.body = { input_tokens: await countInputTokens('messages', ctx.state.body, String(ctx.state.key?.id ?? '')) };
       return;
     }
     throw ERR.formatUnsupported(route.model.id, providerId, ctx.path);

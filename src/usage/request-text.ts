@@ -1,13 +1,14 @@
 import { asArray, asObject, asString, type Json } from '../formats/convert/json.ts';
 
 /**
- * What a model reads from a request, for counting its input tokens (issue #4): the text (system,
- * messages, tool calls and results, tool schemas) joined for one tokenizer pass, and a fixed
- * token amount for media a text tokenizer cannot see. The rates are documented in the README
- * ("count_tokens").
+ * What a model reads from a request, for counting its input tokens (issue #4): the texts (system,
+ * messages, tool calls and results, tool schemas) in request order, and a fixed token amount for
+ * media a text tokenizer cannot see. The rates are documented in the README ("Input-token
+ * estimate"). Texts are kept apart so that the long ones a conversation repeats on every turn
+ * (tool schemas, the system prompt, earlier messages) can be counted once and remembered.
  */
 export interface RequestText {
-  readonly text: string;
+  readonly parts: readonly string[];
   readonly fixed: number;
 }
 
@@ -62,7 +63,7 @@ export function messagesRequestText(request: Json): RequestText {
     else asArray(content).forEach(block);
   }
   for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
-  return { text: parts.join('\n'), fixed };
+  return { parts, fixed };
 }
 
 /** A Chat Completions request: message text and refusals, image and file parts, tool calls, tool schemas. */
@@ -85,5 +86,5 @@ export function chatRequestText(request: Json): RequestText {
     }
   }
   for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
-  return { text: parts.join('\n'), fixed };
+  return { parts, fixed };
 }

@@ -3,6 +3,6 @@
 import { parentPort } from 'node:worker_threads';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
-parentPort.on('message', ({ id, text }) => {
-  parentPort.postMessage({ id, tokens: countTokens(text) });
+parentPort.on('message', ({ id, texts }) => {
+  parentPort.postMessage({ id, counts: texts.map((text) => countTokens(text)) });
 });
