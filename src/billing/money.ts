@@ -30,6 +30,22 @@ export function usdToPico(amount: number | string): Pico {
   return sign === '-' ? -pico : pico;
 }
 
+/**
+ * A balance or top-up amount as an operator writes it (CLI flag, admin API): pico-dollars, or what
+ * is wrong with it, worded to follow the field's name.
+ */
+export function balanceAmount(value: number | string): { ok: true; pico: Pico } | { ok: false; problem: string } {
+  let pico: Pico;
+  try {
+    pico = usdToPico(value);
+  } catch {
+    return { ok: false, problem: 'must be an amount in USD, such as 25 or 0.50, with at most 12 decimals' };
+  }
+  if (pico <= 0n) return { ok: false, problem: 'must be more than zero' };
+  if (pico > MAX_BALANCE) return { ok: false, problem: `must be at most ${MAX_BALANCE_USD} (the per-key maximum)` };
+  return { ok: true, pico };
+}
+
 /** A price in USD per million tokens → pico-dollars per token (exact; see above). */
 export function perMillionToPicoPerToken(perMillion: number): Pico {
   const perMillionPico = usdToPico(perMillion);

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { MAX_BALANCE, MAX_BALANCE_USD, picoToUsdText, usdToPico } from '../billing/money.ts';
+import { balanceAmount, picoToUsdText } from '../billing/money.ts';
 import { issueKey } from '../auth/issue-key.ts';
 import { loadConfig } from '../config/load.ts';
 import { openStore } from '../store/open.ts';
@@ -92,13 +92,7 @@ function required(value: string | undefined, flag: string): string {
 }
 
 function usdAmount(text: string, flag: string): bigint {
-  let amount: bigint;
-  try {
-    amount = usdToPico(text);
-  } catch {
-    throw new UsageError(`${flag} must be an amount in USD, such as 25 or 0.50`);
-  }
-  if (amount <= 0n) throw new UsageError(`${flag} must be more than zero`);
-  if (amount > MAX_BALANCE) throw new UsageError(`${flag} must be at most ${MAX_BALANCE_USD} (the per-key maximum)`);
-  return amount;
+  const amount = balanceAmount(text);
+  if (!amount.ok) throw new UsageError(`${flag} ${amount.problem}`);
+  return amount.pico;
 }

@@ -2,7 +2,7 @@ import { chatToMessage } from '../formats/convert/chat-to-messages-response.ts';
 import { chatChunksToMessagesEvents } from '../formats/convert/chat-to-messages-stream.ts';
 import { chatToMessagesRequest } from '../formats/convert/chat-to-messages-request.ts';
 import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
-import { asObject, type Json } from '../formats/convert/json.ts';
+import type { Json } from '../formats/convert/json.ts';
 import { messageToChat } from '../formats/convert/messages-to-chat-response.ts';
 import { messagesEventsToChatChunks } from '../formats/convert/messages-to-chat-stream.ts';
 import { messagesToChatRequest } from '../formats/convert/messages-to-chat-request.ts';
@@ -10,6 +10,7 @@ import { ToolNames } from '../formats/convert/tool-names.ts';
 import { chatChunksFromSse, messagesEventsFromSse } from '../formats/upstream-events.ts';
 import type { WireFormat } from '../formats/wire.ts';
 import type { SseEvent, Translator } from '../plugin-host/api.ts';
+import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
 import { applyChatChunk, applyMessagesEvent, emptyUsage } from '../usage/normalize.ts';
 import type { TokenUsage } from '../formats/wire.ts';
 
@@ -42,7 +43,6 @@ export interface PlanInput {
 }
 
 const idOf = (requestId: string): string => requestId.replace(/^req_/, '');
-const asksForUsage = (body: Json): boolean => asObject(body['stream_options'])['include_usage'] === true;
 
 /** Chat chunks without the usage the gateway asked for: the usage-only chunk dropped, usage removed from others. */
 async function* withoutUsage(chunks: AsyncIterable<Json>): AsyncGenerator<Json> {
@@ -92,7 +92,7 @@ function planFormats(input: PlanInput): FormatPlan {
     // Same format: only the model name changes; events are checked for errors and truncation.
     if (input.clientFormat === 'chat' && body['stream'] === true && !asksForUsage(body)) {
       // As on native routes: the upstream is always asked for usage, which the client did not want to see (issue #4).
-      const upstreamBody = { ...body, model: upstreamModel, stream_options: { ...asObject(body['stream_options']), include_usage: true } };
+      const upstreamBody = { ...body, model: upstreamModel, stream_options: withUsageRequested(body) };
       return { upstreamBody, answer: (answer) => answer, parse, convert: withoutUsage };
     }
     return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: (events) => events };
@@ -131,7 +131,7 @@ function planFormats(input: PlanInput): FormatPlan {
       messagesEventsToChatChunks(events, {
         id: `chatcmpl-${idOf(input.requestId)}`,
         created,
-        includeUsage: (body['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true,
+        includeUsage: asksForUsage(body),
         jsonTool: conversion.jsonTool,
       }),
   };

@@ -7,6 +7,7 @@ import type { PluginResult } from '../plugin-host/api.ts';
 import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
+import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
 import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
@@ -42,7 +43,7 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
           requestId: ctx.state.requestId,
           model: route.upstreamModel,
           inputTokensEstimate: clientFormat === 'messages' ? (ctx.state.reservation?.inputTokens ?? 0) : 0,
-          includeUsage: (body['stream_options'] as { include_usage?: unknown } | undefined)?.include_usage === true,
+          includeUsage: asksForUsage(body),
           provider,
         });
   await sendStream(ctx, clientFormat, converted, provider, log);

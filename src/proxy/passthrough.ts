@@ -10,6 +10,7 @@ import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
+import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
 import type { UpstreamAgents } from './agents.ts';
 import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFilter } from './headers.ts';
 import { addCostToBody, ChatStreamRewriter, type AddCost } from './chat-usage-rewriter.ts';
@@ -76,7 +77,7 @@ export class Passthrough {
     const { route, raw, scan, body } = state;
     if (!route || !raw || !scan || !body) throw ERR.internal();
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
-    state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !clientAskedUsage(body);
+    state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
     const bytes = requestBytes(raw, scan, body, route.upstreamModel !== route.model.id ? route.upstreamModel : undefined, state.usageForced === true);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
@@ -157,7 +158,7 @@ export class Passthrough {
       this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
     });
     const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
-    if (chat && isSse && (state.usageForced === true || clientAskedUsage(state.body))) {
+    if (chat && isSse && (state.usageForced === true || asksForUsage(state.body))) {
       relayRewritten(proxyRes, res, status, headers, new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) }));
     } else if (chat && !isSse) {
       relayWithCost(proxyRes, res, status, headers, costAdder(state));
@@ -203,17 +204,10 @@ export class Passthrough {
 function requestBytes(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, model: string | undefined, forceUsage: boolean): Buffer {
   const edits: Record<string, unknown> = {};
   if (model !== undefined) edits['model'] = model;
-  if (forceUsage) {
-    const options = body['stream_options'];
-    edits['stream_options'] = { ...(typeof options === 'object' && options !== null ? options : {}), include_usage: true };
-  }
+  if (forceUsage) edits['stream_options'] = withUsageRequested(body);
   return Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, body, edits);
 }
 
-function clientAskedUsage(body: Record<string, unknown> | undefined): boolean {
-  const options = body?.['stream_options'];
-  return typeof options === 'object' && options !== null && (options as Record<string, unknown>)['include_usage'] === true;
-}
 
 /** `usage.cost` in USD at the model's prices (OpenRouter's convention; issue #4). */
 function costAdder(state: GatewayContext['state']): AddCost {

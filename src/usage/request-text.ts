@@ -13,9 +13,9 @@ export interface RequestText {
 }
 
 /** Anthropic's figure for a ~1.15 megapixel image, the largest before downscaling. */
-export const TOKENS_PER_IMAGE = 1600;
+const TOKENS_PER_IMAGE = 1600;
 /** About 2,000 tokens per page for a text PDF page of ~10 KB. */
-export const TOKENS_PER_PDF_BYTE = 0.2;
+const TOKENS_PER_PDF_BYTE = 0.2;
 
 const pdfTokens = (base64: string): number => Math.ceil(base64.length * 0.75 * TOKENS_PER_PDF_BYTE);
 

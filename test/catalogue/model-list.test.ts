@@ -76,8 +76,11 @@ describe('GET /v1/models: pricing and supported_parameters', () => {
     };
     const { body } = chatToMessagesRequest(request, { model: 'x', dialect: { defaultMaxTokens: 4096 }, maxOutputTokens: null });
     expect(body).to.deep.include({ max_tokens: 5000, temperature: 0.5, top_p: 0.9, top_k: 5, stop_sequences: ['END'] });
+    expect((body['tools'] as Json[]).map((t) => t['name'])).to.deep.equal(['f']);
     expect(body['tool_choice']).to.deep.equal({ type: 'auto', disable_parallel_tool_use: true });
     expect(body['thinking']).to.deep.include({ type: 'enabled' });
+    const viaReasoning = chatToMessagesRequest({ ...request, reasoning_effort: undefined, reasoning: { effort: 'low' } }, { model: 'x', dialect: { defaultMaxTokens: 4096 }, maxOutputTokens: null });
+    expect(viaReasoning.body['thinking']).to.deep.include({ type: 'enabled' });
     const structured = chatToMessagesRequest(
       { ...request, reasoning_effort: undefined, response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } } },
       { model: 'x', dialect: { defaultMaxTokens: 4096 }, maxOutputTokens: null },

@@ -2,6 +2,7 @@ import { costOf } from '../../billing/pricing.ts';
 import type { Settlements } from '../../billing/settlements.ts';
 import type { TokenUsage } from '../../formats/wire.ts';
 import type { Logger } from '../../log.ts';
+import { emptyUsage } from '../../usage/normalize.ts';
 import type { RequestRecord, UsageSink } from '../../usage/sink.ts';
 import { CLIENT_DISCONNECTED, type GatewayMiddleware, type GatewayState } from '../state.ts';
 
@@ -53,7 +54,7 @@ async function finish(
         provider: state.route?.provider.config.id ?? null,
         upstreamModel: state.route?.upstreamModel ?? null,
         route: state.outcome.kind ?? null,
-        usage: usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+        usage: usage ?? emptyUsage(),
         cost,
         status,
         outcome: state.outcome.error ?? (status < 400 ? 'ok' : 'error'),
@@ -98,12 +99,12 @@ function finalUsage(state: GatewayState, status: number): { usage: TokenUsage | 
   const answered = outcome.firstByteMs !== undefined && status < 400;
   if (answered) {
     if (seen && outcome.error === undefined) return { usage: seen, estimated: false };
-    const base = seen ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+    const base = seen ?? emptyUsage();
     const input = base.input > 0 || base.cacheRead > 0 || base.cacheWrite > 0 ? base.input : inputEstimate;
     return { usage: { ...base, input, output: Math.max(base.output, outcome.outputEstimate ?? 0) }, estimated: true };
   }
   if (outcome.dispatched === true && outcome.error === CLIENT_DISCONNECTED) {
-    return { usage: { input: inputEstimate, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, estimated: true };
+    return { usage: { ...emptyUsage(), input: inputEstimate }, estimated: true };
   }
   return { usage: seen, estimated: false };
 }

@@ -4,8 +4,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { issueKey, KeyRequestError } from '../../auth/issue-key.ts';
 import { sha256 } from '../../auth/key-store.ts';
-import { MAX_BALANCE, MAX_BALANCE_USD, picoToUsdNumber, usdToPico } from '../../billing/money.ts';
+import { balanceAmount, picoToUsdNumber } from '../../billing/money.ts';
 import { ERR, GatewayError } from '../../errors.ts';
+import { decodeSegment } from '../path-segment.ts';
 import { KeyNotFoundError, type KeyRecord, type Store } from '../../store/store.ts';
 import { flattenIssues, issueMessage } from '../../validation/issues.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
@@ -104,26 +105,17 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 }
 
 function usd(value: number | string, field: string): bigint {
-  let pico = 0n;
-  try {
-    pico = usdToPico(value);
-  } catch {
-    // reported below
-  }
-  if (pico <= 0n || pico > MAX_BALANCE) {
-    throw ERR.invalidField(`${field}: must be an amount in USD above zero and at most ${MAX_BALANCE_USD}, with at most 12 decimals`, field);
-  }
-  return pico;
+  const amount = balanceAmount(value);
+  if (!amount.ok) throw ERR.invalidField(`${field}: ${amount.problem}`, field);
+  return amount.pico;
 }
 
-/** The :name path segment; one that is not valid percent-encoding names no key. */
+/** The :name path segment. */
 function nameOf(ctx: GatewayContext): string {
   const raw = String((ctx as unknown as { params: Record<string, string> }).params['name']);
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw ERR.adminNotFound(`no key named "${raw}"`);
-  }
+  const name = decodeSegment(raw);
+  if (name === undefined) throw ERR.adminNotFound(`no key named "${raw}"`);
+  return name;
 }
 
 /** Store errors as the admin API's answers: an unknown key is 404, a refused request 400 naming `field`. */

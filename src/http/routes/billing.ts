@@ -1,5 +1,6 @@
 import { picoToUsdNumber } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
+import { decodeSegment } from '../path-segment.ts';
 import type { LedgerRow, Store } from '../../store/store.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
@@ -29,12 +30,8 @@ export function createGeneration(store: Store): GatewayMiddleware {
     const key = ctx.state.key;
     if (!key) throw ERR.internal();
     const raw = ctx.path.slice('/v1/generations/'.length);
-    let id: string;
-    try {
-      id = decodeURIComponent(raw);
-    } catch {
-      throw ERR.generationNotFound(raw); // not valid percent-encoding: no request has that id
-    }
+    const id = decodeSegment(raw);
+    if (id === undefined) throw ERR.generationNotFound(raw);
     const row = await store.generation(id, key.id);
     if (!row) throw ERR.generationNotFound(id);
     ctx.body = generationBody(row);

@@ -1,6 +1,7 @@
 import type { Catalogue } from '../../catalogue/catalogue.ts';
 import { listModels, modelEntry, type ModelListQuery } from '../../catalogue/model-list.ts';
 import { ERR } from '../../errors.ts';
+import { decodeSegment } from '../path-segment.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /** GET /v1/models: the models the calling key may use. */
@@ -14,12 +15,7 @@ export function createListModels(catalogue: Catalogue): GatewayMiddleware {
 export function createGetModel(catalogue: Catalogue): GatewayMiddleware {
   return async (ctx) => {
     const raw = ctx.path.slice('/v1/models/'.length);
-    let id = raw;
-    try {
-      id = decodeURIComponent(raw);
-    } catch {
-      // not valid percent-encoding: no model has that id, answered below
-    }
+    const id = decodeSegment(raw) ?? raw; // not valid percent-encoding: no model has that id
     const entry = catalogue.get(id);
     const allows = ctx.state.key?.allowsModel;
     if (!entry || (allows && !allows(id))) throw ERR.modelNotFound(id);

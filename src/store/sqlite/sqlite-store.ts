@@ -16,6 +16,7 @@ import {
   type Store,
   type UsageQuery,
 } from '../store.ts';
+import { emptyUsage } from '../../usage/normalize.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { toKeyRecord, toLedgerRow, type Row } from './rows.ts';
 
@@ -235,7 +236,7 @@ export class SqliteStore implements Store {
           provider: String(hold['provider']),
           upstreamModel: null,
           route: null,
-          usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+          usage: emptyUsage(),
           cost: hold['input_cost'] as bigint,
           status: 0,
           outcome: 'interrupted',
