@@ -7,6 +7,9 @@ import { createDispatcher } from './dispatch/dispatch.ts';
 import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema } from './formats/request-schemas.ts';
 import { createRequestFinish, markLedgered } from './http/middleware/finish.ts';
 import { createReservation } from './http/middleware/reserve.ts';
+import { createRateLimit } from './http/middleware/rate-limit.ts';
+import type { RateLimiter } from './limits/limiter.ts';
+import { MemoryRateLimiter } from './limits/memory-limiter.ts';
 import { createAuth } from './http/middleware/auth.ts';
 import { createBodyReader } from './http/middleware/body.ts';
 import { createErrorHandler } from './http/middleware/errors.ts';
@@ -25,6 +28,9 @@ import type { Passthrough } from './proxy/passthrough.ts';
 import type { UsageSink } from './usage/sink.ts';
 import type { Settlements } from './billing/settlements.ts';
 import type { Store } from './store/store.ts';
+import { ERR } from './errors.ts';
+import type { Breakers } from './routing/breaker.ts';
+import type { InFlight } from './routing/in-flight.ts';
 
 /** Bodies nesting deeper than this are refused; real requests stay far below (Claude Code's ~15). */
 const MAX_JSON_DEPTH = 128;
@@ -40,7 +46,13 @@ export interface AppParts {
   readonly settlements: Settlements;
   readonly store: Store;
   readonly instanceId: string;
+  readonly breakers: Breakers;
+  readonly inFlight: InFlight;
+  /** Set when shutdown begins: readiness fails and new requests get 503 (issue #5). */
+  readonly lifecycle: { readonly draining: boolean };
   readonly log: Logger;
+  /** Per-key rate limits; in this process's memory unless a shared limiter is given (issue #5). */
+  readonly limiter?: RateLimiter;
 }
 
 /** The Koa app: the whole middleware order, readable in one place. */
@@ -53,27 +65,37 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const version = createVersionCheck();
   const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
   const reserve = createReservation(parts.store, parts.instanceId);
-  const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, agents: parts.agents, log: parts.log });
+  const rateLimit = createRateLimit(parts.limiter ?? new MemoryRateLimiter(), parts.config.auth.defaultLimits);
+  const failover = {
+    routing: parts.config.routing,
+    keepaliveMs: parts.config.server.keepaliveMs,
+    breakers: parts.breakers,
+    inFlight: parts.inFlight,
+    log: parts.log,
+  };
+  const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, agents: parts.agents, failover, log: parts.log });
 
   const router = new Router<GatewayState>();
   router.post(
     '/v1/messages',
-    markLedgered, auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), reserve, dispatch,
+    markLedgered, auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), rateLimit, reserve, dispatch,
   );
   router.post(
     '/v1/messages/count_tokens',
-    markLedgered, auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), reserve, dispatch,
+    markLedgered, auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), rateLimit, reserve, dispatch,
   );
   router.post(
     '/v1/chat/completions',
-    markLedgered, auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), reserve, dispatch,
+    markLedgered, auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), rateLimit, reserve, dispatch,
   );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
   router.get('/v1/balance', auth, createBalance(parts.store));
   router.get('/v1/generations/:id', auth, createGeneration(parts.store));
   router.get('/healthz', async (ctx) => {
-    ctx.body = { status: 'ok' };
+    // A balancer polling readiness stops sending new work as soon as the drain begins.
+    if (parts.lifecycle.draining) ctx.status = 503;
+    ctx.body = { status: parts.lifecycle.draining ? 'draining' : 'ok' };
   });
   // Claude Code probes `HEAD /` before its first request and ignores the status (real-clients.md).
   router.get('/', async (ctx) => {
@@ -83,6 +105,10 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   app.use(createRequestContext());
   app.use(createRequestFinish(parts.settlements, parts.sink, parts.log));
   app.use(createErrorHandler(parts.log));
+  app.use(async (ctx, next) => {
+    if (parts.lifecycle.draining && ctx.path !== '/healthz') throw ERR.shuttingDown();
+    await next();
+  });
   app.use(router.routes());
   app.use(router.allowedMethods());
   // Off unless auth.admin_key is set: then /admin/* is simply not there (404).

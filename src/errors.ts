@@ -76,6 +76,8 @@ export class GatewayError extends Error {
 // (anthropic-sdk and openai-node both honour `x-should-retry`, protocol.md §A.9).
 const NO_RETRY = { 'x-should-retry': 'false' } as const;
 
+const LIMIT_UNITS = { rpm: 'requests per minute', tpm: 'tokens per minute', concurrency: 'concurrent requests' } as const;
+
 /** Factories for every error the gateway raises itself. */
 export const ERR = {
   missingKey: () =>
@@ -152,6 +154,16 @@ export const ERR = {
       chatType: 'insufficient_quota',
       chatCode: 'insufficient_quota',
       headers: NO_RETRY,
+    }),
+  // The key's own limit, not the upstream's (issue #5). Retryable: the SDKs wait out retry-after.
+  rateLimited: (limit: 'rpm' | 'tpm' | 'concurrency', value: number, retryAfterS: number, headers: Readonly<Record<string, string>>) =>
+    new GatewayError({
+      status: 429,
+      code: 'GW_ERR_RATE_LIMITED',
+      type: 'rate_limit_error',
+      message: `rate limit exceeded: ${value} ${LIMIT_UNITS[limit]} for this key; retry in ${retryAfterS} s`,
+      chatCode: 'rate_limit_exceeded',
+      headers: { ...headers, 'retry-after': String(retryAfterS) },
     }),
   modelNotFound: (model: string) =>
     new GatewayError({
@@ -236,6 +248,33 @@ export const ERR = {
       type,
       message: `upstream provider "${provider}": ${message}`,
       headers,
+    }),
+  // Issue #5: the types stay api_error / overloaded_error, the two every SDK maps to a retryable error.
+  upstreamTimeout: (provider: string, kind: 'connect' | 'first_byte' | 'idle' | 'total', ms: number) =>
+    new GatewayError({
+      status: 504,
+      code: kind === 'idle' ? 'GW_ERR_UPSTREAM_STALLED' : 'GW_ERR_UPSTREAM_TIMEOUT',
+      type: 'api_error',
+      message:
+        kind === 'idle'
+          ? `upstream provider "${provider}" stalled: nothing for ${Math.round(ms / 1000)} s`
+          : `upstream provider "${provider}" timed out: no ${kind === 'connect' ? 'connection' : kind === 'first_byte' ? 'answer' : 'end'} within ${Math.round(ms / 1000)} s`,
+    }),
+  routesOpen: (model: string, retryAfterS: number) =>
+    new GatewayError({
+      status: 503,
+      code: 'GW_ERR_ROUTES_OPEN',
+      type: 'overloaded_error',
+      message: `every route of model "${model}" is failing and paused; retry in ${retryAfterS} s`,
+      headers: { 'retry-after': String(retryAfterS) },
+    }),
+  shuttingDown: () =>
+    new GatewayError({
+      status: 503,
+      code: 'GW_ERR_SHUTTING_DOWN',
+      type: 'overloaded_error',
+      message: 'the gateway is shutting down; retry the request',
+      headers: { 'retry-after': '1', connection: 'close' },
     }),
   pluginInvalidResult: (provider: string, detail: string) =>
     new GatewayError({

@@ -19,6 +19,9 @@ import { loadProviders, type LoadedProvider } from './plugin-host/loader.ts';
 import { UpstreamAgents } from './proxy/agents.ts';
 import { Passthrough } from './proxy/passthrough.ts';
 import { LogUsageSink, type UsageSink } from './usage/sink.ts';
+import { ERR } from './errors.ts';
+import { Breakers } from './routing/breaker.ts';
+import { InFlight } from './routing/in-flight.ts';
 
 export interface GatewayOptions {
   /** Where log lines go; stdout by default. */
@@ -43,8 +46,11 @@ export interface Gateway {
   readonly log: Logger;
   /** Starts listening; host and port default to the config's `server` section. */
   listen(host?: string, port?: number): Promise<AddressInfo>;
-  /** Stops accepting connections, ends open ones and releases plugins. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections, lets in-flight requests and streams finish for up to `graceMs`
+   * (default 0), ends the rest with an in-band error, settles the ledger, releases plugins.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** Builds a gateway from a validated config: loads plugins (failing on any problem), wires the app. */
@@ -53,7 +59,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const providers = await loadProviders(config.providers, config.dir, log);
   const store = await openStore(config.storage.url);
   await store.syncConfigKeys(
-    config.auth.keys.map((k) => ({ name: k.name, sha256: k.sha256, balance: k.balanceUsd === null ? null : usdToPico(k.balanceUsd), models: k.models })),
+    config.auth.keys.map((k) => ({ name: k.name, sha256: k.sha256, balance: k.balanceUsd === null ? null : usdToPico(k.balanceUsd), models: k.models, limits: k.limits })),
   );
   // Holds left by a process that died mid-request are settled before this one serves (issue #4).
   const instance = { id: randomUUID(), host: hostname(), pid: process.pid };
@@ -77,6 +83,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   await loadTokenizer(); // every hold counts tokens (issue #4)
   const agents = new UpstreamAgents();
   const passthrough = new Passthrough(log, agents);
+  const inFlight = new InFlight();
+  const lifecycle = { draining: false };
   const app = createApp({
     config,
     keys,
@@ -88,9 +96,19 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     settlements,
     store,
     instanceId: instance.id,
+    breakers: new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs),
+    inFlight,
+    lifecycle,
     log,
   });
-  const server = http.createServer(app.callback());
+  // Timeouts below are enforced by a periodic sweep; Node's default sweep is every 30 s.
+  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, app.callback());
+  // Slowloris: a client must send its headers, then its whole body, in bounded time (issue #5;
+  // reliability.md §5.7). Node checks both every connectionsCheckingInterval (30 s by default).
+  server.headersTimeout = config.server.headersTimeoutMs;
+  server.requestTimeout = config.server.requestTimeoutMs;
+  // Must outlast a load balancer's idle timeout, or it reuses a connection we are closing (a 502).
+  server.keepAliveTimeout = 65_000;
 
   return {
     config,
@@ -109,17 +127,25 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         });
       });
     },
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Graceful draining of long streams is issue #5; for now open connections are ended.
-        server.closeAllConnections();
-      });
-      // Every request cut above is charged before the store closes (issue #4). Closing the
-      // upstream pools ends any that still wait on an upstream.
+    async close(graceMs = 0) {
+      // Stop taking work: no new connections, idle keep-alive ones closed, and a request that
+      // still arrives on a busy one is refused with 503 (issue #5; reliability.md §2.5).
+      lifecycle.draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // In-flight requests and streams may finish within the grace; the rest are ended with an
+      // in-band error (routing/in-flight.ts) and settled.
+      if (!(await settlements.idle(graceMs))) {
+        log.warn({ requests: settlements.pending, grace_ms: graceMs }, 'shutdown grace over: ending the remaining requests');
+        inFlight.abortAll(ERR.shuttingDown());
+      }
+      // Every request is charged before the store closes (issue #4). Closing the upstream pools
+      // ends any that still wait on an upstream.
       const settled = await settlements.idle(SETTLE_WAIT_MS);
+      server.closeAllConnections();
       agents.close();
       if (!settled) await settlements.idle(SETTLE_WAIT_MS);
+      await closed;
       clearInterval(heartbeat);
       await settlements.retryFailed();
       if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { RateLimits } from '../limits/limiter.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
 import { sha256 } from './key-store.ts';
 
@@ -7,7 +8,7 @@ export interface KeyRequest {
   /** Starting balance in pico-dollars; null means unlimited. */
   readonly balance: bigint | null;
   readonly models: readonly string[] | null;
-  readonly rpm: number | null;
+  readonly limits: RateLimits;
 }
 
 /** A name that is already taken, or otherwise refused. */
@@ -27,7 +28,7 @@ export async function issueKey(store: Store, prefix: string, request: KeyRequest
     prefix: key.slice(0, prefix.length + 4),
     balance: request.balance,
     models: request.models,
-    rpm: request.rpm,
+    limits: request.limits,
   });
   return { key, record };
 }

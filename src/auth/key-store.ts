@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RateLimits } from '../limits/limiter.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
 import { compileModelGlobs, type ModelMatcher } from './model-glob.ts';
 
@@ -9,6 +10,8 @@ export interface ApiKey {
   /** Null when the key may use every model. */
   readonly allowsModel: ModelMatcher | null;
   readonly disabled: boolean;
+  /** The key's own limits; auth.default_limits are applied by the rate-limit middleware. */
+  readonly limits: RateLimits;
 }
 
 interface CachedKey extends ApiKey {
@@ -88,5 +91,6 @@ function cached(record: KeyRecord): CachedKey {
     digest: Buffer.from(record.sha256, 'hex'),
     allowsModel: record.models === null ? null : compileModelGlobs(record.models),
     disabled: record.disabled,
+    limits: record.limits,
   };
 }

@@ -6,6 +6,7 @@ import { supportedParameters } from './parameters.ts';
 export interface CatalogueRoute {
   readonly provider: LoadedProvider;
   readonly model: string;
+  readonly weight: number | null;
 }
 
 export interface CatalogueEntry {
@@ -28,7 +29,7 @@ export class Catalogue {
         const provider = providers.get(route.provider);
         // Config validation guarantees every route names a provider; this guards the invariant.
         if (!provider) throw new Error(`model ${model.id}: provider ${route.provider} not loaded`);
-        return { provider, model: route.model };
+        return { provider, model: route.model, weight: route.weight };
       });
       this.#entries.set(model.id, {
         model,

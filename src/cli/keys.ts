@@ -21,6 +21,8 @@ export async function keysCommand(args: readonly string[]): Promise<number> {
       usd: { type: 'string' },
       models: { type: 'string' },
       rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      concurrency: { type: 'string' },
     },
   });
   if (values.config === undefined) throw new UsageError(`keys ${action ?? ''} needs --config <file>`);
@@ -55,19 +57,20 @@ export async function keysCommand(args: readonly string[]): Promise<number> {
   }
 }
 
-async function create(
-  store: Store,
-  prefix: string,
-  values: { name?: string | undefined; 'balance-usd'?: string | undefined; models?: string | undefined; rpm?: string | undefined },
-): Promise<number> {
-  const rpm = values.rpm === undefined ? null : Number(values.rpm);
-  if (rpm !== null && (!Number.isInteger(rpm) || rpm < 1)) throw new UsageError('--rpm must be a positive integer');
+type CreateFlags = { [flag in 'name' | 'balance-usd' | 'models' | 'rpm' | 'tpm' | 'concurrency']?: string | undefined };
+
+async function create(store: Store, prefix: string, values: CreateFlags): Promise<number> {
+  const limits = {
+    rpm: positiveInt(values.rpm, '--rpm'),
+    tpm: positiveInt(values.tpm, '--tpm'),
+    concurrency: positiveInt(values.concurrency, '--concurrency'),
+  };
   const models = values.models === undefined ? [] : values.models.split(',').map((m) => m.trim()).filter((m) => m !== '');
   const { key, record } = await issueKey(store, prefix, {
     name: required(values.name, '--name'),
     balance: values['balance-usd'] === undefined ? null : usdAmount(values['balance-usd'], '--balance-usd'),
     models: models.length === 0 ? null : models,
-    rpm,
+    limits,
   });
   // The key itself goes to stdout, alone, so it can be captured; it is shown this once only.
   process.stdout.write(`${key}\n`);
@@ -76,19 +79,35 @@ async function create(
 }
 
 async function list(store: Store): Promise<number> {
-  const rows = (await store.listKeys()).map((k) => [k.name, `${k.prefix}…`, usdText(k.balance), usdText(k.spent), String(k.requests), status(k)]);
-  const header = ['NAME', 'PREFIX', 'BALANCE', 'SPENT', 'REQUESTS', 'STATUS'];
+  const rows = (await store.listKeys()).map((k) => [
+    k.name, `${k.prefix}…`, usdText(k.balance), usdText(k.spent), String(k.requests), limitsText(k), status(k),
+  ]);
+  const header = ['NAME', 'PREFIX', 'BALANCE', 'SPENT', 'REQUESTS', 'LIMITS', 'STATUS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
   return 0;
 }
 
 const status = (key: KeyRecord): string => (key.disabled ? 'disabled' : 'active');
+
+/** `rpm=60,tpm=100000,concurrency=4`, only the limits the key sets; `-` for none (defaults apply). */
+function limitsText(key: KeyRecord): string {
+  const set = (['rpm', 'tpm', 'concurrency'] as const).filter((name) => key.limits[name] !== null);
+  return set.length === 0 ? '-' : set.map((name) => `${name}=${key.limits[name]}`).join(',');
+}
 const usdText = (pico: bigint | null): string => (pico === null ? 'unlimited' : `$${picoToUsdText(pico)}`);
 
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value === '') throw new UsageError(`${flag} is required`);
   return value;
+}
+
+function positiveInt(text: string | undefined, flag: string): number | null {
+  if (text === undefined) return null;
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`${flag} must be a positive integer`);
+  }
+  return Number(text);
 }
 
 function usdAmount(text: string, flag: string): bigint {

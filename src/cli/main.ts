@@ -11,7 +11,7 @@ import { UsageError } from './usage-error.ts';
 const USAGE = `usage:
   junction serve --config <file> [--host <host>] [--port <port>]
   junction check-config <file>
-  junction keys create --config <file> --name <name> [--balance-usd <usd>] [--models <glob,glob>] [--rpm <n>]
+  junction keys create --config <file> --name <name> [--balance-usd <usd>] [--models <glob,glob>] [--rpm <n>] [--tpm <n>] [--concurrency <n>]
   junction keys list --config <file>
   junction keys topup --config <file> --name <name> --usd <usd>
   junction keys disable --config <file> --name <name>
@@ -66,9 +66,22 @@ async function serve(args: readonly string[]): Promise<number | null> {
     }
   }
   process.stderr.write(`${lines.join('\n')}\n`);
+  // Graceful: stop accepting, let requests and streams finish within server.shutdown_grace_s,
+  // end the rest with an in-band error, settle the ledger, exit 0 (issue #5). A second signal
+  // does not cut the drain short: the grace is the operator's promise to clients.
+  const grace = config.server.shutdownGraceMs;
   const stop = (signal: string): void => {
-    process.stderr.write(`junction: ${signal} received, shutting down\n`);
-    void gateway.close().then(() => process.exit(0));
+    process.stderr.write(`junction: ${signal} received, draining (up to ${grace / 1000} s)\n`);
+    void gateway.close(grace).then(
+      () => {
+        process.stderr.write('junction: stopped\n');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        process.stderr.write(`junction: shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

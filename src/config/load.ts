@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_ROUTING, DEFAULT_SERVER, DEFAULT_TIMEOUTS } from './defaults.ts';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { flattenIssues, issueMessage } from '../validation/issues.ts';
 import { suggest } from '../util/suggest.ts';
 import { interpolate, type ConfigIssue } from './interpolate.ts';
-import { configSchema, KNOWN_KEYS, type RawConfig } from './schema.ts';
+import { configSchema, KNOWN_KEYS, type RawConfig, type RawKey } from './schema.ts';
+import type { RateLimits } from '../limits/limiter.ts';
 import type { GatewayConfig, ModelConfig, ProviderConfig, StaticKeyConfig } from './types.ts';
 import { formatPath, type PathSegment } from './yaml-path.ts';
 
@@ -152,6 +154,12 @@ function digestOf(key: { readonly key?: unknown; readonly key_sha256?: unknown }
   return typeof key.key === 'string' ? createHash('sha256').update(key.key).digest('hex') : undefined;
 }
 
+const seconds = (value: number | undefined): number | undefined => (value === undefined ? undefined : Math.round(value * 1000));
+
+function limitsOf(limits: RawKey['limits']): RateLimits {
+  return { rpm: limits?.rpm ?? null, tpm: limits?.tpm ?? null, concurrency: limits?.concurrency ?? null };
+}
+
 function resolveStorage(url: string, dir: string): string {
   if (!url.startsWith('sqlite://')) return url;
   const rest = url.slice('sqlite://'.length);
@@ -171,6 +179,7 @@ function build(
     sha256: digestOf(k) ?? '',
     balanceUsd: k.balance_usd ?? null,
     models: k.models ?? null,
+    limits: limitsOf(k.limits),
   }));
   const providers: ProviderConfig[] = raw.providers.map((p, index) => ({
     id: p.id,
@@ -180,12 +189,18 @@ function build(
     // api_key written but empty after interpolation: the provider is unusable until it is set.
     missingKeyVariables: p.api_key === '' ? (references.get(`providers[${index}].api_key`) ?? []) : null,
     options: p.options ?? {},
+    timeouts: {
+      connectMs: p.timeouts?.connect_ms ?? DEFAULT_TIMEOUTS.connectMs,
+      firstByteMs: p.timeouts?.first_byte_ms ?? DEFAULT_TIMEOUTS.firstByteMs,
+      idleMs: p.timeouts?.idle_ms ?? DEFAULT_TIMEOUTS.idleMs,
+      totalMs: p.timeouts?.total_ms ?? DEFAULT_TIMEOUTS.totalMs,
+    },
     yamlPath: `providers[${index}]`,
   }));
   const models: ModelConfig[] = raw.models.map((m) => ({
     id: m.id,
     name: m.name ?? m.id,
-    routes: m.routes.map((r) => ({ provider: r.provider, model: r.model ?? m.id })),
+    routes: m.routes.map((r) => ({ provider: r.provider, model: r.model ?? m.id, weight: r.weight ?? null })),
     pricing: {
       input: m.pricing.input,
       output: m.pricing.output,
@@ -204,13 +219,29 @@ function build(
   return {
     file,
     dir,
-    server: { host: raw.server.host, port: raw.server.port, maxBodyBytes: Math.floor(raw.server.max_body_mb * 1048576) },
+    server: {
+      host: raw.server.host,
+      port: raw.server.port,
+      maxBodyBytes: Math.floor(raw.server.max_body_mb * 1048576),
+      shutdownGraceMs: seconds(raw.server.shutdown_grace_s) ?? DEFAULT_SERVER.shutdownGraceMs,
+      headersTimeoutMs: seconds(raw.server.headers_timeout_s) ?? DEFAULT_SERVER.headersTimeoutMs,
+      requestTimeoutMs: seconds(raw.server.request_timeout_s) ?? DEFAULT_SERVER.requestTimeoutMs,
+      keepaliveMs: seconds(raw.server.keepalive_s) ?? DEFAULT_SERVER.keepaliveMs,
+    },
+    routing: {
+      retries: raw.routing.retries ?? DEFAULT_ROUTING.retries,
+      backoffMs: raw.routing.backoff_ms ?? DEFAULT_ROUTING.backoffMs,
+      maxRetryAfterMs: seconds(raw.routing.max_retry_after_s) ?? DEFAULT_ROUTING.maxRetryAfterMs,
+      breakerFailures: raw.routing.circuit_breaker?.failures ?? DEFAULT_ROUTING.breakerFailures,
+      breakerCooldownMs: seconds(raw.routing.circuit_breaker?.cooldown_s) ?? DEFAULT_ROUTING.breakerCooldownMs,
+    },
     storage: { url: resolveStorage(raw.storage.url, dir) },
     log: { level: raw.log.level },
     auth: {
       keyPrefix: raw.auth.key_prefix,
       keys,
       adminKeySha256: raw.auth.admin_key ? createHash('sha256').update(raw.auth.admin_key).digest('hex') : null,
+      defaultLimits: limitsOf(raw.auth.default_limits),
     },
     providers,
     models,

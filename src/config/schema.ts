@@ -23,6 +23,14 @@ const exactPrice = (value: number): boolean => {
 const price = numeric(z.number().min(0).refine(exactPrice, 'must have at most 6 decimal places'));
 const positiveInt = numeric(z.number().int().min(1));
 
+/** Upstream timers in milliseconds (issue #5); defaults in config/defaults.ts. */
+export const timeoutsSchema = z.strictObject({
+  connect_ms: positiveInt.optional(),
+  first_byte_ms: positiveInt.optional(),
+  idle_ms: positiveInt.optional(),
+  total_ms: positiveInt.optional(),
+});
+
 const MODALITIES = ['text', 'image', 'audio', 'file', 'video'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -35,6 +43,13 @@ const httpUrl = z.string().refine((value) => {
   }
 }, 'must be an http:// or https:// URL');
 
+/** Per-key rate limits (issue #5); an unset field does not apply, or falls back to auth.default_limits. */
+export const limitsSchema = z.strictObject({
+  rpm: positiveInt.optional(),
+  tpm: positiveInt.optional(),
+  concurrency: positiveInt.optional(),
+});
+
 export const keySchema = z
   .strictObject({
     name: z.string().min(1),
@@ -45,6 +60,7 @@ export const keySchema = z
       .optional(),
     balance_usd: numeric(z.number().min(0).max(MAX_BALANCE_USD)).nullable().optional(),
     models: z.array(z.string().min(1)).min(1).optional(),
+    limits: limitsSchema.optional(),
   })
   .refine((k) => (k.key === undefined) !== (k.key_sha256 === undefined), {
     message: 'set exactly one of key or key_sha256',
@@ -56,6 +72,7 @@ export const providerSchema = z.strictObject({
   base_url: httpUrl.optional(),
   api_key: z.string().optional(),
   options: z.record(z.string(), z.unknown()).optional(),
+  timeouts: timeoutsSchema.optional(),
 });
 
 export const pricingSchema = z.strictObject({
@@ -70,7 +87,9 @@ export const pricingSchema = z.strictObject({
 export const modelSchema = z.strictObject({
   id: z.string().regex(/^\S+$/, 'must not be empty or contain spaces'),
   name: z.string().min(1).optional(),
-  routes: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1).optional() })).min(1),
+  routes: z
+    .array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1).optional(), weight: positiveInt.optional() }))
+    .min(1),
   pricing: pricingSchema,
   context_length: positiveInt.optional(),
   max_output_tokens: positiveInt.optional(),
@@ -87,8 +106,20 @@ export const configSchema = z.strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: numeric(z.number().int().min(0).max(65535)).default(8080),
       max_body_mb: numeric(z.number().positive().max(1024)).default(32),
+      shutdown_grace_s: numeric(z.number().min(0).max(86_400)).optional(),
+      headers_timeout_s: numeric(z.number().positive().max(600)).optional(),
+      request_timeout_s: numeric(z.number().positive().max(3600)).optional(),
+      keepalive_s: numeric(z.number().positive().max(600)).optional(),
     })
     .default({ host: '127.0.0.1', port: 8080, max_body_mb: 32 }),
+  routing: z
+    .strictObject({
+      retries: numeric(z.number().int().min(0).max(10)).optional(),
+      backoff_ms: positiveInt.optional(),
+      max_retry_after_s: numeric(z.number().min(0).max(3600)).optional(),
+      circuit_breaker: z.strictObject({ failures: positiveInt.optional(), cooldown_s: numeric(z.number().positive().max(86_400)).optional() }).optional(),
+    })
+    .default({}),
   storage: z.strictObject({ url: z.string().min(1).default('sqlite://data/junction.db') }).default({
     url: 'sqlite://data/junction.db',
   }),
@@ -99,6 +130,8 @@ export const configSchema = z.strictObject({
       keys: z.array(keySchema).default([]),
       /** Turns on /admin/*; unset (or empty) means the admin API is off. */
       admin_key: z.string().refine((v) => v === '' || v.length >= 24, 'an admin key must be at least 24 characters').optional(),
+      /** Limits for every key that does not set its own, field by field. */
+      default_limits: limitsSchema.optional(),
     })
     .default({ key_prefix: 'sk-jct-', keys: [] }),
   providers: z.array(providerSchema).default([]),
@@ -113,11 +146,15 @@ export type RawKey = z.infer<typeof keySchema>;
 /** Every key the schema knows, for "did you mean" hints on typos. */
 export const KNOWN_KEYS: readonly string[] = [
   ...new Set([
-    'server', 'host', 'port', 'max_body_mb', 'storage', 'url', 'log', 'level', 'auth', 'key_prefix', 'keys',
+    'server', 'host', 'port', 'max_body_mb', 'shutdown_grace_s', 'headers_timeout_s', 'request_timeout_s', 'keepalive_s',
+    'routing', 'retries', 'backoff_ms', 'max_retry_after_s', 'circuit_breaker', 'failures', 'cooldown_s',
+    ...Object.keys(timeoutsSchema.shape),
+    'storage', 'url', 'log', 'level', 'auth', 'key_prefix', 'keys', 'admin_key', 'default_limits',
+    ...Object.keys(limitsSchema.shape),
     ...Object.keys(keySchema.shape),
     ...Object.keys(providerSchema.shape),
     ...Object.keys(pricingSchema.shape),
     ...Object.keys(modelSchema.shape),
-    'provider', 'model', 'providers', 'models',
+    'provider', 'model', 'weight', 'providers', 'models',
   ]),
 ];

@@ -1,10 +1,13 @@
+import type { RateLimits } from '../limits/limiter.ts';
+
 /** The validated gateway configuration: what the rest of the code reads, never the raw YAML. */
 
 export interface GatewayConfig {
   /** Absolute path of the YAML file; relative paths inside it resolve against `dir`. */
   readonly file: string;
   readonly dir: string;
-  readonly server: { readonly host: string; readonly port: number; readonly maxBodyBytes: number };
+  readonly server: ServerConfig;
+  readonly routing: RoutingConfig;
   /** `sqlite://` URLs are absolute here. */
   readonly storage: { readonly url: string };
   readonly log: { readonly level: string };
@@ -13,9 +16,40 @@ export interface GatewayConfig {
     readonly keys: readonly StaticKeyConfig[];
     /** SHA-256 of `auth.admin_key`; null when the admin API is off. */
     readonly adminKeySha256: string | null;
+    /** `auth.default_limits`: for every key, where it sets no limit of its own (issue #5). */
+    readonly defaultLimits: RateLimits;
   };
   readonly providers: readonly ProviderConfig[];
   readonly models: readonly ModelConfig[];
+}
+
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly maxBodyBytes: number;
+  /** SIGTERM/SIGINT: how long in-flight requests may finish before they are ended (issue #5). */
+  readonly shutdownGraceMs: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  /** SSE keepalive interval for a stream waiting on its upstream. */
+  readonly keepaliveMs: number;
+}
+
+/** Retries, fallbacks and circuit breakers (issue #5). */
+export interface RoutingConfig {
+  readonly retries: number;
+  readonly backoffMs: number;
+  readonly maxRetryAfterMs: number;
+  readonly breakerFailures: number;
+  readonly breakerCooldownMs: number;
+}
+
+/** Upstream timers; null means none. */
+export interface Timeouts {
+  readonly connectMs: number;
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+  readonly totalMs: number | null;
 }
 
 export interface StaticKeyConfig {
@@ -26,6 +60,8 @@ export interface StaticKeyConfig {
   readonly balanceUsd: number | null;
   /** Model-id globs this key may use; null means every model. */
   readonly models: readonly string[] | null;
+  /** The key's own `limits`; null fields fall back to auth.default_limits. */
+  readonly limits: RateLimits;
 }
 
 export interface ProviderConfig {
@@ -40,6 +76,7 @@ export interface ProviderConfig {
    */
   readonly missingKeyVariables: readonly string[] | null;
   readonly options: Readonly<Record<string, unknown>>;
+  readonly timeouts: Timeouts;
   /** `providers[2]`, for error messages. */
   readonly yamlPath: string;
 }
@@ -59,12 +96,14 @@ export interface RouteConfig {
   readonly provider: string;
   /** The model name sent upstream; defaults to the catalogue id. */
   readonly model: string;
+  /** Share of load among adjacent weighted routes; null for an unweighted route (README, "Resilience"). */
+  readonly weight: number | null;
 }
 
 export interface ModelConfig {
   readonly id: string;
   readonly name: string;
-  /** Ordered; only the first is used until fallbacks land (issue #5). */
+  /** Ordered fallbacks; adjacent weighted routes share load (issue #5). */
   readonly routes: readonly RouteConfig[];
   readonly pricing: Pricing;
   readonly contextLength: number | null;

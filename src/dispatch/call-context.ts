@@ -20,21 +20,17 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
   }
 }
 
-/** Per-request facts for plugins, with a signal that aborts when the client goes away. */
-export function callContextOf(ctx: GatewayContext, log: Logger): CallContext {
+/** Per-request facts for plugins, with the attempt's signal: it aborts when the client goes away or at shutdown. */
+export function callContextOf(ctx: GatewayContext, log: Logger, signal: AbortSignal): CallContext {
   const { route, requestId } = ctx.state;
   if (!route) throw ERR.internal();
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort();
-  });
   return {
     requestId,
     model: route.model.id,
     upstreamModel: route.upstreamModel,
     clientFormat: FORMAT_OF[route.endpoint],
     maxOutputTokens: route.model.maxOutputTokens,
-    signal: controller.signal,
+    signal,
     log: log.child({ req_id: requestId, provider: route.provider.config.id }),
   };
 }

@@ -1,10 +1,14 @@
 import { ERR, GatewayError } from '../errors.ts';
+import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 import type { Endpoint } from '../formats/wire.ts';
-import type { GatewayMiddleware } from '../http/state.ts';
+import type { GatewayContext, GatewayMiddleware } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { compileNativeTarget, type NativeTarget, type Passthrough } from '../proxy/passthrough.ts';
+import { failed, type Attempt, type AttemptResult } from '../routing/attempt.ts';
+import { serveWithFailover, type FailoverOptions } from '../routing/failover.ts';
+import { failureOf } from '../routing/failures.ts';
 import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
 import { serveTranslated } from './translate.ts';
@@ -14,13 +18,15 @@ export interface DispatchOptions {
   readonly providers: ReadonlyMap<string, LoadedProvider>;
   readonly passthrough: Passthrough;
   readonly agents: UpstreamAgents;
+  readonly failover: FailoverOptions;
   readonly log: Logger;
 }
 
 /**
- * The last link of the chain: serves the resolved route by the first capability its provider
- * offers for the endpoint: native passthrough, translation, in-process invoke; count_tokens that
- * no upstream can answer gets the local estimate.
+ * The last link of the chain: serves the request on the model's routes, through the failover
+ * loop (issue #5). Each route is served by the first capability its provider offers for the
+ * endpoint: native passthrough, translation, in-process invoke. A route that cannot serve the
+ * endpoint is skipped; count_tokens that no route can answer gets the local estimate.
  */
 export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
   const nativeTargets = new Map<string, NativeTarget>();
@@ -33,38 +39,53 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
       }
     }
   }
+  const canServe = (route: CatalogueRoute, endpoint: Endpoint): boolean =>
+    nativeTargets.has(targetKey(route.provider.config.id, endpoint)) ||
+    route.provider.plugin.translate?.endpoints.includes(endpoint) === true ||
+    route.provider.plugin.invoke !== undefined;
+
+  const serve = (ctx: GatewayContext, route: CatalogueRoute, attempt: Attempt): Promise<AttemptResult> => {
+    const endpoint = ctx.state.route?.endpoint ?? 'messages';
+    const target = nativeTargets.get(targetKey(route.provider.config.id, endpoint));
+    if (target) return options.passthrough.serve(ctx, target, attempt);
+    const translator = route.provider.plugin.translate;
+    if (translator?.endpoints.includes(endpoint)) return serveTranslated(ctx, translator, options.agents, options.log, attempt);
+    return invokeInProcess(ctx, route, attempt, options.log);
+  };
 
   return async (ctx) => {
-    const route = ctx.state.route;
-    if (!route) throw ERR.internal();
-    const providerId = route.provider.config.id;
-    const target = nativeTargets.get(targetKey(providerId, route.endpoint));
-    if (target) return options.passthrough.serve(ctx, target);
-    const translator = route.provider.plugin.translate;
-    if (translator?.endpoints.includes(route.endpoint)) return serveTranslated(ctx, translator, options.agents, options.log);
-    const invoke = route.provider.plugin.invoke;
-    if (invoke) {
-      ctx.state.outcome.kind = 'in-process';
-      ctx.state.outcome.dispatched = true;
-      let result;
-      try {
-        result = await invoke(clientRequestOf(ctx), callContextOf(ctx, options.log));
-      } catch (err) {
-        if (err instanceof GatewayError) throw err;
-        options.log.error({ req_id: ctx.state.requestId, provider: providerId, err: String(err) }, 'plugin invoke failed');
-        throw ERR.pluginFailed(providerId);
+    const { route, candidates } = ctx.state;
+    if (!route || !candidates) throw ERR.internal();
+    const usable = candidates.filter((r) => canServe(r, route.endpoint));
+    if (usable.length === 0) {
+      if (route.endpoint === 'count_tokens' && ctx.state.body) {
+        // No upstream can count: answer with the local estimate (README, "count_tokens").
+        ctx.state.outcome.kind = 'local';
+        ctx.set('x-junction-estimate', 'true');
+        ctx.body = { input_tokens: await countInputTokens('messages', ctx.state.body, String(ctx.state.key?.id ?? '')) };
+        return;
       }
-      return sendResult(ctx, result, options.log);
+      throw ERR.formatUnsupported(route.model.id, route.provider.config.id, ctx.path);
     }
-    if (route.endpoint === 'count_tokens' && ctx.state.body) {
-      // No upstream can count: answer with the local estimate (README, "count_tokens").
-      ctx.state.outcome.kind = 'local';
-      ctx.set('x-junction-estimate', 'true');
-      ctx.body = { input_tokens: await countInputTokens('messages', ctx.state.body, String(ctx.state.key?.id ?? '')) };
-      return;
-    }
-    throw ERR.formatUnsupported(route.model.id, providerId, ctx.path);
+    await serveWithFailover(ctx, usable, serve, options.failover);
   };
+}
+
+async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attempt: Attempt, log: Logger): Promise<AttemptResult> {
+  const invoke = route.provider.plugin.invoke;
+  const providerId = route.provider.config.id;
+  if (!invoke) return failed(failureOf(ERR.formatUnsupported(route.provider.config.id, providerId, ctx.path)));
+  ctx.state.outcome.kind = 'in-process';
+  ctx.state.outcome.dispatched = true;
+  let result;
+  try {
+    result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.signal));
+  } catch (err) {
+    if (err instanceof GatewayError) return failed(failureOf(err));
+    log.error({ req_id: ctx.state.requestId, provider: providerId, err: String(err) }, 'plugin invoke failed');
+    return failed(failureOf(ERR.pluginFailed(providerId)));
+  }
+  return sendResult(ctx, result, log, attempt);
 }
 
 const targetKey = (providerId: string, endpoint: Endpoint): string => `${providerId}\u0000${endpoint}`;

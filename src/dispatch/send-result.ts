@@ -11,6 +11,8 @@ import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
 import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
+import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
+import { failureOf } from '../routing/failures.ts';
 
 /**
  * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
@@ -18,22 +20,23 @@ import { picoToUsdNumber } from '../billing/money.ts';
  */
 
 /** An in-process plugin's result: converted to the client's format if needed, then sent. */
-export async function sendResult(ctx: GatewayContext, result: PluginResult, log: Logger): Promise<void> {
+export async function sendResult(ctx: GatewayContext, result: PluginResult, log: Logger, attempt: Attempt): Promise<AttemptResult> {
   const { route, body } = ctx.state;
   if (!route || !body) throw ERR.internal();
   const provider = route.provider.config.id;
   if (route.endpoint === 'count_tokens' || result.format === 'count') {
     if (route.endpoint !== 'count_tokens' || result.format !== 'count') {
-      throw ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`);
+      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
     }
     ctx.body = result.body;
-    return;
+    return SERVED;
   }
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {
     const answer = result.body as unknown as Json;
+    attempt.prelude?.stop();
     sendBody(ctx, clientFormat, result.format === clientFormat ? answer : bridgeBody(result.format, answer));
-    return;
+    return SERVED;
   }
   const events = result.events as AsyncIterable<Json>;
   const converted =
@@ -46,7 +49,7 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
           includeUsage: asksForUsage(body),
           provider,
         });
-  await sendStream(ctx, clientFormat, converted, provider, log);
+  return sendStream(ctx, clientFormat, converted, provider, log, attempt);
 }
 
 export function sendBody(ctx: GatewayContext, format: WireFormat, body: Json): void {
@@ -66,26 +69,33 @@ function withCost(chunk: Json, usage: TokenUsage, ctx: GatewayContext): Json {
   return { ...chunk, usage: { ...(current as Json), cost: picoToUsdNumber(costOf(usage, prices)) } };
 }
 
+/**
+ * Writes a stream of typed events. The first event is pulled before anything is sent: a failure
+ * before any output goes back to the failover loop (issue #5), to be retried or answered with a
+ * real HTTP status. From the first event on, the stream is the client's, and a failure ends it
+ * with an in-band error.
+ */
 export async function sendStream(
   ctx: GatewayContext,
   format: WireFormat,
   events: AsyncIterable<Json>,
   provider: string,
   log: Logger,
-): Promise<void> {
+  attempt: Attempt,
+  onWait?: (waiting: boolean) => void,
+): Promise<AttemptResult> {
   const { surface, requestId, outcome } = ctx.state;
   const iterator = events[Symbol.asyncIterator]();
-  // Pull the first event before committing to 200: a failure before any output gets a real
-  // HTTP status rather than an in-band error.
   let next: IteratorResult<Json>;
   try {
     next = await iterator.next();
   } catch (err) {
-    throw asFailure(err, provider, requestId, log);
+    return failed(failureOf(asFailure(err, provider, requestId, log)));
   }
   outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
+  attempt.prelude?.stop();
   ctx.respond = false;
-  const writer = new SseWriter(ctx.res);
+  const writer = new SseWriter(ctx.res, surface, attempt.keepaliveMs, onWait);
   writer.start();
   const usage: TokenUsage = emptyUsage();
   let sawUsage = false;
@@ -115,6 +125,7 @@ export async function sendStream(
     if (sawUsage) outcome.usage = usage;
     outcome.outputEstimate = Math.ceil(outputChars / 4);
   }
+  return SERVED;
 }
 
 /** Characters of model output in a Messages delta event, for the estimate of a cut stream. */

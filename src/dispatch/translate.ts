@@ -1,8 +1,12 @@
 import { ERR, GatewayError, errorTypeForStatus } from '../errors.ts';
-import { asObject, isObject, type Json } from '../formats/convert/json.ts';
-import { failureInAnswer, reportedError } from '../formats/upstream-events.ts';
+import { isObject, type Json } from '../formats/convert/json.ts';
+import { failureInAnswer } from '../formats/upstream-events.ts';
 import { FORMAT_OF } from '../formats/wire.ts';
-import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
+import type { GatewayContext } from '../http/state.ts';
+import { failed, retryAfterMs, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
+import { connectionFailure, failureOf } from '../routing/failures.ts';
+import { errorFromBody, retryHeaders } from '../proxy/upstream-error.ts';
+import { UpstreamTimers } from '../proxy/upstream-timers.ts';
 import type { Logger } from '../log.ts';
 import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
 import type { ChatRequest, MessagesRequest } from '../formats/wire.ts';
@@ -13,21 +17,25 @@ import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
 import { sendBody, sendStream } from './send-result.ts';
 
-/** Upstream response headers worth passing on with an error: they tell the client when to retry. */
-const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
-
 /**
  * Serves a request through a translating plugin: the request is converted to the upstream's
  * format, sent over the shared keep-alive pools (aborted when the client leaves), and the answer
- * or stream converted back. Failures before the first byte keep their HTTP status; later ones end the stream in-band.
+ * or stream converted back. A failure before the client got anything goes back to the failover
+ * loop (issue #5); later ones end the stream in-band.
  */
-export async function serveTranslated(ctx: GatewayContext, translator: Translator, agents: UpstreamAgents, log: Logger): Promise<void> {
+export async function serveTranslated(
+  ctx: GatewayContext,
+  translator: Translator,
+  agents: UpstreamAgents,
+  log: Logger,
+  attempt: Attempt,
+): Promise<AttemptResult> {
   const { route, body, requestId, outcome } = ctx.state;
   if (!route || !body) throw ERR.internal();
   const provider = route.provider.config.id;
   const clientFormat = FORMAT_OF[route.endpoint];
   outcome.kind = 'translated';
-  const call = callContextOf(ctx, log);
+  const call = callContextOf(ctx, log, attempt.signal);
   const plan = planTranslation({
     clientFormat,
     body,
@@ -39,53 +47,68 @@ export async function serveTranslated(ctx: GatewayContext, translator: Translato
     inputTokensEstimate: ctx.state.reservation?.inputTokens ?? 0,
   });
   const request = await buildRequest(translator, plan.upstreamBody, call);
+  const timers = new UpstreamTimers(attempt.timeouts);
+  const reasonOf = (err: unknown): GatewayError => {
+    if (attempt.signal.aborted) return attempt.signal.reason instanceof GatewayError ? attempt.signal.reason : ERR.clientClosed();
+    if (timers.fired) return ERR.upstreamTimeout(provider, timers.fired.kind, timers.fired.ms);
+    return err instanceof GatewayError ? err : ERR.upstreamInterrupted(provider);
+  };
   let response: UpstreamAnswer;
   outcome.dispatched = true;
   try {
-    response = await postJson(agents, new URL(request.url), request.headers, Buffer.from(JSON.stringify(request.body)), call.signal);
+    response = await postJson(agents, new URL(request.url), request.headers, Buffer.from(JSON.stringify(request.body)), call.signal, timers);
   } catch (err) {
-    if (call.signal.aborted) {
-      outcome.error = CLIENT_DISCONNECTED;
-      throw ERR.clientClosed();
-    }
+    if (attempt.signal.aborted) return failed(failureOf(reasonOf(err)));
     log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
-    throw ERR.upstreamUnreachable(provider);
+    return failed(connectionFailure(provider, timers.fired));
   }
   outcome.upstreamStatus = response.status;
-  outcome.firstByteMs = performance.now() - ctx.state.startedAt;
-  if (response.status < 200 || response.status >= 300) throw await upstreamFailure(response, translator, call, provider, log);
+  if (response.status < 200 || response.status >= 300) {
+    const error = await upstreamFailure(response, translator, call, provider, log);
+    if (response.status === 401 || response.status === 402) return failed(failureOf(error));
+    return failed(statusFailure(response.status, error, retryAfterMs(response.header)));
+  }
 
   if (body['stream'] === true) {
     if (!(response.header('content-type') ?? '').startsWith('text/event-stream')) {
       response.body.resume();
-      throw ERR.upstreamInvalid(provider, 'a stream was asked for and something else came back');
+      return failed(failureOf(ERR.upstreamInvalid(provider, 'a stream was asked for and something else came back')));
     }
     // The parsers stop at [DONE] or message_stop, usually just before the body ends. Leaving a
     // for-await early destroys a Node stream and its keep-alive socket, which cost a new upstream
     // connection per translated stream (seen as internalConnect in --cpu-prof): iterate without
     // destroying, then drain the rest so the socket returns to the pool.
     const bytes = response.body.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Uint8Array>;
-    const events = decodeSse(bytes, () => (call.signal.aborted ? ERR.clientClosed() : ERR.upstreamInterrupted(provider)));
+    const events = decodeSse(bytes, reasonOf, () => timers.touch());
     try {
-      await sendStream(ctx, clientFormat, plan.stream(events), provider, log);
+      // While the client is slow to read, the upstream waits on us: not an idle upstream.
+      const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
+      return await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait);
     } finally {
       if (!response.body.readableEnded && !response.body.destroyed) response.body.resume();
       // Bill what the upstream reported, whether or not the client asked to see it.
       const usage = plan.streamUsage();
       if (usage) outcome.usage = usage;
     }
-    return;
+  }
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (err) {
+    return failed(failureOf(reasonOf(err)));
   }
   let answer: unknown;
   try {
-    answer = JSON.parse(await response.text());
+    answer = JSON.parse(text);
   } catch {
-    throw ERR.upstreamInvalid(provider, 'the answer is not JSON');
+    return failed(failureOf(ERR.upstreamInvalid(provider, 'the answer is not JSON')));
   }
-  if (!isObject(answer)) throw ERR.upstreamInvalid(provider, 'the answer is not a JSON object');
+  if (!isObject(answer)) return failed(failureOf(ERR.upstreamInvalid(provider, 'the answer is not a JSON object')));
   const failure = failureInAnswer(answer, provider);
-  if (failure) throw failure;
+  if (failure) return failed(failureOf(failure));
+  attempt.prelude?.stop();
   sendBody(ctx, clientFormat, plan.answer(answer));
+  return SERVED;
 }
 
 function buildRequest(translator: Translator, body: Json, call: CallContext): UpstreamRequest | Promise<UpstreamRequest> {
@@ -116,16 +139,10 @@ async function upstreamFailure(
     return ERR.upstreamRejectedCredentials(provider);
   }
   if (response.status === 402) return ERR.upstreamBilling(provider);
-  const headers: Record<string, string> = {};
-  for (const name of RETRY_HEADERS) {
-    const value = response.header(name);
-    if (value !== undefined) headers[name] = value;
-  }
+  const headers = retryHeaders(response.header);
   if (translator.error) {
     const mapped = translator.error({ status: response.status, header: response.header, body: parsed }, call);
     return ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers);
   }
-  const error = asObject(asObject(parsed)['error']);
-  if (Object.keys(error).length === 0) error['message'] = `HTTP ${response.status}`;
-  return reportedError(provider, error, response.status, headers);
+  return errorFromBody(text, response.status, provider, headers);
 }

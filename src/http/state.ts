@@ -7,6 +7,7 @@ import type { LoadedProvider } from '../plugin-host/loader.ts';
 import type { JsonScan } from './json-scan.ts';
 import type { Prices } from '../billing/pricing.ts';
 import type { Pico } from '../billing/money.ts';
+import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 
 /** Where a request was sent, once its model is resolved. */
 export interface ResolvedRoute {
@@ -37,6 +38,8 @@ export interface RequestOutcome {
   outputEstimate?: number;
   /** The request left for the upstream (or the plugin): from here on, input may be billed. */
   dispatched?: boolean;
+  /** Upstream attempts made, retries and fallbacks included (issue #5). */
+  attempts?: number;
 }
 
 /** What was held for the request before it went upstream. */
@@ -60,6 +63,10 @@ export interface GatewayState {
   /** The parsed body; validated by the endpoint's schema before routing. */
   body?: Record<string, unknown>;
   route?: ResolvedRoute;
+  /** The model's routes in the order this request tries them; `route` is the one being tried (issue #5). */
+  candidates?: readonly CatalogueRoute[];
+  /** The input-token estimate, when the rate limiter needed it first; the hold reuses it. */
+  inputTokens?: number;
   reservation?: Reservation;
   /** Set by the model endpoints' chains: this request gets a ledger row when it ends (issue #4). */
   ledger?: boolean;

@@ -1,23 +1,20 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Stream, type Writable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
 import { spliceFields, type JsonScan } from '../http/json-scan.ts';
-import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
-import { writeErrorResponse } from '../http/write-error.ts';
+import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
-import { streamErrorFrame } from '../sse/encode.ts';
-import { createUsageTap } from '../usage/tap.ts';
+import { failed, retryAfterMs, retryClassOf, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
 import type { UpstreamAgents } from './agents.ts';
 import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFilter } from './headers.ts';
-import { addCostToBody, ChatStreamRewriter, type AddCost } from './chat-usage-rewriter.ts';
-import { costOf } from '../billing/pricing.ts';
-import { picoToUsdNumber } from '../billing/money.ts';
-import { applyChatUsage, emptyUsage } from '../usage/normalize.ts';
-import type { OutgoingHttpHeaders } from 'node:http';
+import { relayNative, type Interrupt } from './native-relay.ts';
+import { errorFromBody, readErrorBody, retryHeaders } from './upstream-error.ts';
+import { UpstreamTimeout, UpstreamTimers } from './upstream-timers.ts';
+import { connectionFailure } from '../routing/failures.ts';
 
 /** One provider endpoint served natively, compiled once at start-up. */
 export interface NativeTarget {
@@ -49,30 +46,40 @@ class BodySource extends Stream {
   }
 }
 
+/** Per-attempt hooks for http-proxy-3's server-wide events, found by the client request. */
+interface AttemptHooks {
+  onProxyReq(proxyReq: ClientRequest): void;
+  onProxyRes(proxyRes: IncomingMessage): void;
+}
+
 /**
  * Native passthrough through one shared http-proxy-3 server. The client's bytes go upstream
  * unchanged (read once, sent with the `buffer` option); only `model` is rewritten when the route
  * names another upstream model. We handle the response ourselves (`selfHandleResponse`) to apply
- * the header allowlist, read usage as bytes pass, and end a cut stream with an error rather than
- * a clean end (http-proxy-3 leaves it hanging: engineering-notes.md).
+ * the header allowlist, read usage as bytes pass, end a cut stream with an error rather than a
+ * clean end (http-proxy-3 leaves it hanging: engineering-notes.md), and, before anything is sent,
+ * hand a retryable failure back to the failover loop instead of the client (issue #5).
  */
 export class Passthrough {
   readonly #proxy: ProxyServer;
   readonly #log: Logger;
-  readonly #responders = new WeakMap<IncomingMessage, (proxyRes: IncomingMessage) => void>();
+  readonly #hooks = new WeakMap<IncomingMessage, AttemptHooks>();
+  /** The client's own headers: each attempt filters them afresh for its target. */
+  readonly #clientHeaders = new WeakMap<IncomingMessage, IncomingHttpHeaders>();
   readonly #agents: UpstreamAgents;
 
   constructor(log: Logger, agents: UpstreamAgents) {
     this.#log = log;
     this.#agents = agents;
     this.#proxy = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
-    this.#proxy.on('proxyRes', (proxyRes, req) => this.#responders.get(req)?.(proxyRes));
+    this.#proxy.on('proxyReq', (proxyReq, req) => this.#hooks.get(req)?.onProxyReq(proxyReq));
+    this.#proxy.on('proxyRes', (proxyRes, req) => this.#hooks.get(req)?.onProxyRes(proxyRes));
     // Every web() call passes its own error callback; this listener only keeps a stray error
     // from being thrown (http-proxy-3 throws when no listener exists).
     this.#proxy.on('error', (err) => this.#log.warn({ err: err.message }, 'proxy error'));
   }
 
-  serve(ctx: GatewayContext, target: NativeTarget): Promise<void> {
+  serve(ctx: GatewayContext, target: NativeTarget, attempt: Attempt): Promise<AttemptResult> {
     const { state, req, res } = ctx;
     const { route, raw, scan, body } = state;
     if (!route || !raw || !scan || !body) throw ERR.internal();
@@ -81,120 +88,104 @@ export class Passthrough {
     const bytes = requestBytes(raw, scan, body, route.upstreamModel !== route.model.id ? route.upstreamModel : undefined, state.usageForced === true);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
-    req.headers = target.filterHeaders(req.headers, bytes.length);
+    const incoming = this.#clientHeaders.get(req) ?? req.headers;
+    this.#clientHeaders.set(req, incoming);
+    req.headers = target.filterHeaders(incoming, bytes.length);
     state.outcome.kind = 'native';
-    ctx.respond = false;
+    const provider = target.providerId;
+    const timers = new UpstreamTimers(attempt.timeouts);
     return new Promise((resolve) => {
-      // Done when the client response has closed and, once an upstream answer came, after that
-      // answer closed too: its handlers record usage and how it ended, which the ledger needs.
-      let upstreamOpen = false;
-      let clientClosed = false;
-      const settle = (): void => {
-        if (clientClosed && !upstreamOpen) resolve();
+      let proxyReq: ClientRequest | undefined;
+      let committed = false;
+      let settled = false;
+      let interrupt: Interrupt | undefined;
+      const done = (result: AttemptResult): void => {
+        if (settled) return;
+        settled = true;
+        attempt.signal.removeEventListener('abort', onAbort);
+        resolve(result);
       };
-      res.once('close', () => {
-        clientClosed = true;
-        if (!res.writableFinished) state.outcome.error ??= CLIENT_DISCONNECTED;
-        settle();
-      });
-      this.#responders.set(req, (proxyRes) => {
-        upstreamOpen = true;
-        proxyRes.once('close', () => {
-          upstreamOpen = false;
-          // Deferred so the relay's own close handler (usage, interruption) has run first.
-          setImmediate(settle);
-        });
-        this.#relay(ctx, target, proxyRes);
+      // The client left, or the shutdown grace ended.
+      const onAbort = (): void => {
+        const reason = attempt.signal.reason instanceof GatewayError ? attempt.signal.reason : ERR.clientClosed();
+        if (committed) {
+          interrupt?.(reason);
+          return;
+        }
+        proxyReq?.destroy();
+        timers.clear();
+        done(failed({ error: reason, retry: 'never', retryAfterMs: null, routeFault: false }));
+      };
+      attempt.signal.addEventListener('abort', onAbort, { once: true });
+
+      this.#hooks.set(req, {
+        onProxyReq: (request) => {
+          proxyReq = request;
+          timers.watch(request);
+        },
+        onProxyRes: (proxyRes) => {
+          if (settled) {
+            proxyRes.destroy();
+            return;
+          }
+          timers.responded(proxyRes);
+          const status = proxyRes.statusCode ?? 502;
+          state.outcome.upstreamStatus = status;
+          if (status === 401) {
+            // The provider refused the gateway's own key. Its body may echo part of that key
+            // (OpenAI does), and "invalid x-api-key" would mislead the client: report our error.
+            proxyRes.resume();
+            this.#log.error({ req_id: state.requestId, provider }, 'upstream rejected the provider API key');
+            done(failed({ error: ERR.upstreamRejectedCredentials(provider), retry: 'never', retryAfterMs: null, routeFault: false }));
+            return;
+          }
+          if (retryClassOf(status) !== 'never') {
+            void readErrorBody(proxyRes).then((errorBody) => {
+              const header = (name: string): string | undefined => headerValue(proxyRes.headers[name]);
+              const retryAfter = retryAfterMs(header);
+              const error = errorFromBody(errorBody ?? '', status, provider, retryHeaders(header));
+              const rawAnswer = errorBody === null ? undefined : { status, headers: filterResponseHeaders(proxyRes.headers), body: errorBody };
+              done(failed(statusFailure(status, error, retryAfter, rawAnswer)));
+            });
+            return;
+          }
+          // From here the client gets this answer: nothing after it is retried.
+          committed = true;
+          attempt.prelude?.stop();
+          state.outcome.firstByteMs = performance.now() - state.startedAt;
+          // Done when the client response and the upstream answer have both closed: the
+          // answer's handlers record usage and how it ended, which the ledger needs.
+          let upstreamOpen = true;
+          let clientClosed = res.destroyed || res.writableFinished;
+          const settle = (): void => {
+            if (clientClosed && !upstreamOpen) done(SERVED);
+          };
+          res.once('close', () => {
+            clientClosed = true;
+            settle();
+          });
+          proxyRes.once('close', () => {
+            upstreamOpen = false;
+            // Deferred so the relay's own close handler (usage, interruption) has run first.
+            setImmediate(settle);
+          });
+          interrupt = relayNative({ ctx, provider, proxyRes, timers });
+        },
       });
       state.outcome.dispatched = true;
-      this.#proxy.web(
-        req,
-        res,
-        { target: url, agent: this.#agents.for(url), buffer: new BodySource(bytes) },
-        (err) => this.#failed(ctx, target, err),
-      );
+      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url), buffer: new BodySource(bytes) }, (err) => {
+        if (committed || settled) return; // a failure after the answer began is the relay's to report
+        timers.clear();
+        this.#log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');
+        const timeout = err instanceof UpstreamTimeout ? err : timers.fired;
+        done(failed(connectionFailure(provider, timeout)));
+      });
     });
   }
+}
 
-  #relay(ctx: GatewayContext, target: NativeTarget, proxyRes: IncomingMessage): void {
-    const { state, res } = ctx;
-    const status = proxyRes.statusCode ?? 502;
-    const endpoint = state.route?.endpoint ?? 'messages';
-    state.outcome.upstreamStatus = status;
-    state.outcome.firstByteMs = performance.now() - state.startedAt;
-    proxyRes.on('error', () => undefined); // reported through 'close' below
-    if (status === 401) {
-      // The provider refused the gateway's own key. Its body may echo part of that key
-      // (OpenAI does), and "invalid x-api-key" would mislead the client: report our error instead.
-      proxyRes.resume();
-      this.#log.error({ req_id: state.requestId, provider: target.providerId }, 'upstream rejected the provider API key');
-      writeErrorResponse(res, state.surface, ERR.upstreamRejectedCredentials(target.providerId), state.requestId);
-      return;
-    }
-    const headers = filterResponseHeaders(proxyRes.headers);
-    const contentType = proxyRes.headers['content-type'];
-    const isSse = contentType?.startsWith('text/event-stream') === true;
-    const tap = status < 300 && endpoint !== 'count_tokens' ? createUsageTap(FORMAT_OF[endpoint], contentType) : null;
-    let atEventBoundary = true;
-    let usageRead = false;
-    const readUsage = (): void => {
-      if (usageRead) return;
-      usageRead = true;
-      const usage = tap?.finish();
-      if (usage) state.outcome.usage = usage;
-      if (tap) state.outcome.outputEstimate = tap.outputEstimate();
-    };
-    proxyRes.on('data', (chunk: Buffer) => {
-      tap?.push(chunk);
-      atEventBoundary = chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
-    });
-    // Registered before the body is forwarded, so usage is recorded before the client response
-    // ends and the request is settled.
-    proxyRes.on('end', readUsage);
-    proxyRes.on('close', () => {
-      readUsage();
-      if (proxyRes.complete) return;
-      state.outcome.error = res.destroyed && !res.writableFinished ? CLIENT_DISCONNECTED : 'upstream_interrupted';
-      this.#endInterrupted(res, state.surface, state.requestId, target, isSse, atEventBoundary);
-    });
-    const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
-    if (chat && isSse && (state.usageForced === true || asksForUsage(state.body))) {
-      relayRewritten(proxyRes, res, status, headers, new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) }));
-    } else if (chat && !isSse) {
-      relayWithCost(proxyRes, res, status, headers, costAdder(state));
-    } else {
-      res.writeHead(status, headers);
-      proxyRes.pipe(res);
-    }
-  }
-
-  #failed(ctx: GatewayContext, target: NativeTarget, err: Error): void {
-    const { state, res } = ctx;
-    this.#log.warn({ req_id: state.requestId, provider: target.providerId, err: err.message }, 'upstream request failed');
-    if (!res.headersSent) {
-      state.outcome.error = 'upstream_unreachable';
-      writeErrorResponse(res, state.surface, ERR.upstreamUnreachable(target.providerId), state.requestId);
-    }
-  }
-
-  /** A response cut after it started: a stream ends with an in-band error, a JSON body with a broken connection. */
-  #endInterrupted(
-    res: ServerResponse,
-    surface: GatewayContext['state']['surface'],
-    requestId: string,
-    target: NativeTarget,
-    isSse: boolean,
-    atEventBoundary: boolean,
-  ): void {
-    if (res.destroyed || res.writableEnded) return;
-    if (!isSse) {
-      res.destroy();
-      return;
-    }
-    const err: GatewayError = ERR.upstreamInterrupted(target.providerId);
-    // Close a half-written event first, so the error arrives as an event of its own.
-    res.end(`${atEventBoundary ? '' : '\n\n'}${streamErrorFrame(surface, err, requestId)}`);
-  }
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**
@@ -206,37 +197,4 @@ function requestBytes(raw: Buffer, scan: JsonScan, body: Record<string, unknown>
   if (model !== undefined) edits['model'] = model;
   if (forceUsage) edits['stream_options'] = withUsageRequested(body);
   return Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, body, edits);
-}
-
-
-/** `usage.cost` in USD at the model's prices (OpenRouter's convention; issue #4). */
-function costAdder(state: GatewayContext['state']): AddCost {
-  return (raw) => {
-    if (!state.route) return 0;
-    const usage = emptyUsage();
-    applyChatUsage(usage, raw);
-    return picoToUsdNumber(costOf(usage, state.route.prices));
-  };
-}
-
-/** A Chat stream through the rewriter, with backpressure. */
-function relayRewritten(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, rewriter: ChatStreamRewriter): void {
-  res.writeHead(status, headers);
-  proxyRes.on('data', (chunk: Buffer) => {
-    const out = rewriter.push(chunk);
-    if (out.length > 0 && !res.write(out)) proxyRes.pause();
-  });
-  res.on('drain', () => proxyRes.resume());
-  proxyRes.on('end', () => res.end(rewriter.flush()));
-}
-
-/** A whole Chat answer, held until complete to carry usage.cost (answers are small). */
-function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, addCost: AddCost): void {
-  const chunks: Buffer[] = [];
-  proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
-  proxyRes.on('end', () => {
-    const body = addCostToBody(Buffer.concat(chunks), addCost);
-    res.writeHead(status, { ...headers, 'content-length': body.length });
-    res.end(body);
-  });
 }

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { UpstreamAgents } from './agents.ts';
+import type { UpstreamTimers } from './upstream-timers.ts';
 
 /** An upstream's answer: status, headers and the body as a stream of bytes. */
 export interface UpstreamAnswer {
@@ -12,9 +13,17 @@ export interface UpstreamAnswer {
 
 /**
  * POSTs JSON to an upstream over the shared keep-alive pools (node:http, as the native path
- * does). The signal aborts the request, before or during the answer.
+ * does). The signal aborts the request, before or during the answer; the timers bound each phase
+ * (issue #5) and whoever reads `body` calls `timers.touch()` per chunk.
  */
-export function postJson(agents: UpstreamAgents, url: URL, headers: Readonly<Record<string, string>>, body: Buffer, signal: AbortSignal): Promise<UpstreamAnswer> {
+export function postJson(
+  agents: UpstreamAgents,
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+  body: Buffer,
+  signal: AbortSignal,
+  timers: UpstreamTimers,
+): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
@@ -22,8 +31,10 @@ export function postJson(agents: UpstreamAgents, url: URL, headers: Readonly<Rec
       headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length, 'accept-encoding': 'identity' },
       signal,
     });
+    timers.watch(request);
     request.once('error', reject);
     request.once('response', (response) => {
+      timers.responded(response);
       response.on('error', () => undefined); // surfaced to whoever reads the body
       resolve({
         status: response.statusCode ?? 502,
@@ -34,7 +45,10 @@ export function postJson(agents: UpstreamAgents, url: URL, headers: Readonly<Rec
         body: response,
         text: async () => {
           const chunks: Buffer[] = [];
-          for await (const chunk of response) chunks.push(chunk as Buffer);
+          for await (const chunk of response) {
+            timers.touch();
+            chunks.push(chunk as Buffer);
+          }
           return Buffer.concat(chunks).toString('utf8');
         },
       });

@@ -3,18 +3,21 @@ import type { SseEvent } from '../plugin-host/api.ts';
 
 /**
  * Bytes of an event stream → events, with eventsource-parser: CRLF or LF, events split across
- * chunks, multi-line data, comments (OpenRouter's `: OPENROUTER PROCESSING`) skipped. A failure
+ * chunks, multi-line data, comments (OpenRouter's `: OPENROUTER PROCESSING`) skipped. `onChunk`
+ * runs per chunk (the upstream idle timer). A failure
  * of the byte source (a reset, an abort) is passed to `onBrokenSource` to name it.
  */
 export async function* decodeSse(
   body: AsyncIterable<Uint8Array>,
   onBrokenSource: (err: unknown) => Error,
+  onChunk?: () => void,
 ): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let pending: SseEvent[] = [];
   const parser = createParser({ onEvent: (e) => pending.push({ event: e.event, data: e.data }) });
   try {
     for await (const chunk of body) {
+      onChunk?.();
       parser.feed(decoder.decode(chunk, { stream: true }));
       if (pending.length > 0) {
         const ready = pending;

@@ -19,6 +19,14 @@ export const CHAT_DONE_FRAME = 'data: [DONE]\n\n';
 /** A comment line: keeps idle intermediaries from closing a quiet stream; clients ignore it. */
 export const KEEPALIVE_COMMENT_FRAME = ': keepalive\n\n';
 
+/** Anthropic's own keepalive; both SDK generations skip it by event name, even before message_start (protocol.md §A.8). */
+export const PING_FRAME = 'event: ping\ndata: {"type":"ping"}\n\n';
+
+/** The keepalive frame of a caller's format: `event: ping` for Messages, a comment for Chat (issue #5). */
+export function keepaliveFrame(surface: Surface): string {
+  return surface === 'messages' ? PING_FRAME : KEEPALIVE_COMMENT_FRAME;
+}
+
 /**
  * The in-band error that ends a stream that already started. The SDKs raise only on
  * `event: error` (Messages) or a `data: {"error":…}` line (Chat); a silent end reads as success

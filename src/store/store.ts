@@ -1,5 +1,6 @@
 import type { Pico } from '../billing/money.ts';
 import type { TokenUsage } from '../formats/wire.ts';
+import type { RateLimits } from '../limits/limiter.ts';
 
 /**
  * The durable store behind keys and money. One interface, two backends: SQLite (embedded, the
@@ -62,7 +63,8 @@ export interface KeyRecord {
   readonly spent: Pico;
   readonly requests: number;
   readonly models: readonly string[] | null;
-  readonly rpm: number | null;
+  /** The key's own limits; auth.default_limits fill in the rest at request time. */
+  readonly limits: RateLimits;
   readonly disabled: boolean;
 }
 
@@ -71,6 +73,8 @@ export interface ConfigKeySpec {
   readonly sha256: string;
   readonly balance: Pico | null;
   readonly models: readonly string[] | null;
+  /** Unlike the balance, limits follow the YAML on every sync. */
+  readonly limits: RateLimits;
 }
 
 export interface NewKeySpec {
@@ -79,7 +83,7 @@ export interface NewKeySpec {
   readonly prefix: string;
   readonly balance: Pico | null;
   readonly models: readonly string[] | null;
-  readonly rpm: number | null;
+  readonly limits: RateLimits;
 }
 
 export interface HoldSpec {

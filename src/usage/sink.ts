@@ -23,6 +23,8 @@ export interface RequestRecord {
   /** What the ledger charged, in pico-dollars. */
   readonly charged?: bigint;
   readonly errorCode?: string;
+  /** Upstream attempts, when more than one (retries and fallbacks, issue #5). */
+  readonly attempts?: number;
 }
 
 /** Where request records go once the ledger has settled them: the request log by default. */
@@ -62,6 +64,7 @@ export class LogUsageSink implements UsageSink {
         cost_usd: entry.charged === undefined ? undefined : picoToUsdText(entry.charged),
         estimated: entry.estimated,
         error: entry.errorCode,
+        attempts: entry.attempts,
       },
       'request',
     );

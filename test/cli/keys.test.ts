@@ -61,8 +61,8 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
 
     const listed = await junction('keys', 'list', '--config', file);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header).to.match(/^NAME\s+PREFIX\s+BALANCE\s+SPENT\s+REQUESTS\s+STATUS$/);
-    expect(row).to.match(new RegExp(`^bob\\s+${key.slice(0, 11)}…\\s+\\$7\\.5\\s+\\$0\\s+\\d+\\s+active$`));
+    expect(header).to.match(/^NAME\s+PREFIX\s+BALANCE\s+SPENT\s+REQUESTS\s+LIMITS\s+STATUS$/);
+    expect(row).to.match(new RegExp(`^bob\\s+${key.slice(0, 11)}…\\s+\\$7\\.5\\s+\\$0\\s+\\d+\\s+rpm=60\\s+active$`));
     expect(listed.stdout).not.to.include(key);
 
     expect((await junction('keys', 'disable', '--config', file, '--name', 'bob')).code).to.equal(0);
@@ -70,6 +70,31 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
     expect(((await (await ask(key)).json()) as { error: { message: string } }).error.message).to.equal('this API key has been disabled');
     expect(await junction('keys', 'enable', '--config', file, '--name', 'bob')).to.deep.include({ code: 0, stdout: 'bob: active\n' });
     expect(await msUntil(key, 200)).to.be.below(1000);
+  });
+
+  it('creates a key with --rpm, --tpm and --concurrency, lists them and the running gateway enforces them', async () => {
+    const created = await junction('keys', 'create', '--config', file, '--name', 'limited', '--rpm', '2', '--tpm', '100000', '--concurrency', '3');
+    expect(created.code).to.equal(0);
+    const key = created.stdout.trim();
+    expect((await gateway.store.listKeys()).find((k) => k.name === 'limited')?.limits).to.deep.equal({ rpm: 2, tpm: 100000, concurrency: 3 });
+    const listed = await junction('keys', 'list', '--config', file);
+    expect(listed.stdout).to.match(/\nlimited\s+\S+\s+unlimited\s+\$0\s+\d+\s+rpm=2,tpm=100000,concurrency=3\s+active\n/);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await ask(key);
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses).to.deep.equal([200, 200, 429]);
+  });
+
+  it('refuses limits that are not positive integers', async () => {
+    for (const [flag, value] of [['--rpm', '0'], ['--tpm', '1.5'], ['--concurrency', 'many'], ['--rpm', '-3'], ['--tpm', '']]) {
+      const res = await junction('keys', 'create', '--config', file, '--name', 'bad-limits', `${flag}=${value}`);
+      expect(res.code, `${flag} ${value}`).to.equal(2);
+      expect(res.stderr).to.include(`junction: ${flag} must be a positive integer`);
+    }
+    expect((await gateway.store.listKeys()).some((k) => k.name === 'bad-limits')).to.equal(false);
   });
 
   it('stores only the key’s digest', async () => {

@@ -38,10 +38,12 @@ models:
     output_modalities: [text]
 `;
 
+const SERVER_DEFAULTS = { shutdownGraceMs: 30_000, headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, keepaliveMs: 15_000 };
+
 describe('config loading', () => {
   it('loads the exact YAML shape of issue #2', () => {
     const config = parseConfig(ISSUE_SHAPE, FILE, { ALICE_KEY: 'sk-jct-alice-secret-000000', OPENAI_API_KEY: 'sk-o' });
-    expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8080, maxBodyBytes: 32 * 1048576 });
+    expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8080, maxBodyBytes: 32 * 1048576, ...SERVER_DEFAULTS });
     expect(config.storage.url).to.equal('sqlite:///etc/junction/data/junction.db');
     expect(config.auth.keyPrefix).to.equal('sk-jct-');
     expect(config.auth.keys[0]).to.include({ name: 'alice', balanceUsd: 100, models: null });
@@ -50,7 +52,7 @@ describe('config loading', () => {
     expect(config.providers.map((p) => p.id)).to.deep.equal(['anthropic', 'openai', 'acme']);
     expect(config.providers[2]?.options).to.deep.equal({ region: 'eu' });
     const model = config.models[0];
-    expect(model?.routes).to.deep.equal([{ provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' }]);
+    expect(model?.routes).to.deep.equal([{ provider: 'anthropic', model: 'claude-sonnet-4-5-20250929', weight: null }]);
     expect(model?.pricing).to.deep.include({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 });
     expect(model).to.include({ contextLength: 200000, maxOutputTokens: 64000, name: 'Claude Sonnet 4.5' });
   });
@@ -137,6 +139,43 @@ models:
     ]);
   });
 
+  it('loads per-key limits and auth.default_limits; unset fields are null', () => {
+    const config = parseConfig(
+      `
+auth:
+  default_limits: { rpm: 60, concurrency: "4" }
+  keys:
+    - { name: a, key: sk-jct-a-0123456789abcdef, limits: { tpm: 100000 } }
+    - { name: b, key: sk-jct-b-0123456789abcdef }
+`,
+      FILE,
+      {},
+    );
+    expect(config.auth.defaultLimits).to.deep.equal({ rpm: 60, tpm: null, concurrency: 4 });
+    expect(config.auth.keys.map((k) => k.limits)).to.deep.equal([
+      { rpm: null, tpm: 100000, concurrency: null },
+      { rpm: null, tpm: null, concurrency: null },
+    ]);
+    expect(parseConfig('{}', FILE, {}).auth.defaultLimits).to.deep.equal({ rpm: null, tpm: null, concurrency: null });
+  });
+
+  it('refuses a typo or a bad value in limits, naming its YAML path', () => {
+    const yaml = `
+auth:
+  default_limits: { rmp: 60 }
+  keys:
+    - { name: a, key: sk-jct-a-0123456789abcdef, limits: { rpm: 0, tpm: 1.5, concurency: 2 } }
+    - { name: b, key: sk-jct-b-0123456789abcdef, limit: { rpm: 1 } }
+`;
+    expect(problems(yaml)).to.have.members([
+      'auth.default_limits.rmp: unknown key (did you mean "rpm"?) (line 3)',
+      'auth.keys[0].limits.rpm: must be >= 1 (line 5)',
+      'auth.keys[0].limits.tpm: must be an integer, got 1.5 (line 5)',
+      'auth.keys[0].limits.concurency: unknown key (did you mean "concurrency"?) (line 5)',
+      'auth.keys[1].limit: unknown key (did you mean "limits"?) (line 6)',
+    ]);
+  });
+
   it('refuses a starting balance past the per-key maximum (int64 pico-dollars)', () => {
     expect(problems('auth: { keys: [{ name: rich, key: sk-jct-rich-0123456789abcdef, balance_usd: 10000000 }] }')).to.deep.equal([
       'auth.keys[0].balance_usd: must be <= 9000000 (line 1)',
@@ -172,7 +211,7 @@ models:
 
   it('applies defaults for an empty file', () => {
     const config = parseConfig('', FILE, {});
-    expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8080, maxBodyBytes: 32 * 1048576 });
+    expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8080, maxBodyBytes: 32 * 1048576, ...SERVER_DEFAULTS });
     expect(config.auth.keyPrefix).to.equal('sk-jct-');
     expect(config.storage.url).to.equal(`sqlite://${path.resolve('/etc/junction', 'data/junction.db')}`);
   });
@@ -189,6 +228,6 @@ models:
       FILE,
       {},
     );
-    expect(config.models[0]).to.deep.include({ name: 'm1', routes: [{ provider: 'p', model: 'm1' }] });
+    expect(config.models[0]).to.deep.include({ name: 'm1', routes: [{ provider: 'p', model: 'm1', weight: null }] });
   });
 });

@@ -48,6 +48,7 @@ describe('admin API (/admin/*)', () => {
     const key = String(body['key']);
     expect(key).to.match(/^sk-jct-[A-Za-z0-9_-]{32,}$/);
     expect(body).to.deep.include({ name: 'carol', balance_usd: 2.5, spent_usd: 0, requests: 0, models: ['demo'], rpm: 30, status: 'active', source: 'store' });
+    expect(body['limits']).to.deep.equal({ rpm: 30, tpm: null, concurrency: null });
     expect(await msUntil(key, 200)).to.be.below(1000);
 
     const list = await admin('/keys');
@@ -57,6 +58,16 @@ describe('admin API (/admin/*)', () => {
     expect(carol?.['requests']).to.be.at.least(1);
     // YAML keys are listed too, marked as such.
     expect((list.json()['data'] as Json[]).find((k) => k['name'] === 'alice')).to.deep.include({ source: 'config', balance_usd: 100 });
+  });
+
+  it('creates a key with limits and lists them', async () => {
+    const res = await admin('/keys', { body: { name: 'gina', limits: { rpm: 10, tpm: 20_000, concurrency: 2 } } });
+    expect(res.status).to.equal(201);
+    expect(res.json()).to.deep.include({ limits: { rpm: 10, tpm: 20_000, concurrency: 2 }, rpm: 10 });
+    const listed = ((await admin('/keys')).json()['data'] as Json[]).find((k) => k['name'] === 'gina');
+    expect(listed).to.deep.include({ limits: { rpm: 10, tpm: 20_000, concurrency: 2 } });
+    // The same rpm both ways is accepted.
+    expect((await admin('/keys', { body: { name: 'hank', rpm: 4, limits: { rpm: 4 } } })).json()).to.deep.include({ limits: { rpm: 4, tpm: null, concurrency: null } });
   });
 
   it('tops up, disables and re-enables a key, each taking effect within a second', async () => {
@@ -83,6 +94,11 @@ describe('admin API (/admin/*)', () => {
       ['/keys', { name: 'x', balance_usd: -1 }, 'balance_usd'],
       ['/keys', { name: 'x', balance_usd: '1e3' }, 'balance_usd'],
       ['/keys', { name: 'x', rpm: 0 }, 'rpm'],
+      ['/keys', { name: 'x', limits: { tpm: 1.5 } }, 'limits.tpm'],
+      ['/keys', { name: 'x', limits: { concurrency: 0 } }, 'limits.concurrency'],
+      ['/keys', { name: 'x', limits: { rpn: 5 } }, 'rpn'],
+      ['/keys', { name: 'x', limits: { rpm: '5' } }, 'limits.rpm'],
+      ['/keys', { name: 'x', rpm: 5, limits: { rpm: 6 } }, 'rpm'],
       ['/keys', { name: 'x', models: [] }, 'models'],
       ['/keys', { name: 'x', colour: 'red' }, 'colour'],
       ['/keys/alice/topup', { usd: 0 }, 'usd'],

@@ -3,6 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { usdToPico } from '../../src/billing/money.ts';
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { KeyNotFoundError, type LedgerEntry, type Store } from '../../src/store/store.ts';
 
@@ -25,7 +27,8 @@ const entry = (requestId: string, keyId: number, cost: bigint, extra: Partial<Le
   usage: { ...ZERO, input: 10, output: 5 }, cost, status: 200, outcome: 'ok', estimated: false,
   startedAt: new Date('2026-11-22T10:00:00Z'), firstByteMs: 12.5, durationMs: 40, ...extra,
 });
-const newKey = (name: string, balance: bigint | null) => ({ name, sha256: `${name}`.padEnd(64, '0'), prefix: 'sk-jct-ab', balance, models: null, rpm: null });
+const NO_LIMITS = { rpm: null, tpm: null, concurrency: null };
+const newKey = (name: string, balance: bigint | null) => ({ name, sha256: `${name}`.padEnd(64, '0'), prefix: 'sk-jct-ab', balance, models: null, limits: NO_LIMITS });
 
 for (const backend of BACKENDS) {
   describe(`store (${backend.name})`, () => {
@@ -43,8 +46,9 @@ for (const backend of BACKENDS) {
 
     it('creates, finds, lists, tops up and disables keys, bumping the keys version each time', async () => {
       const v0 = await store.keysVersion();
-      const key = await store.createKey({ ...newKey('alice', usd(10)), models: ['gpt-*'], rpm: 60 });
-      expect(key).to.deep.include({ name: 'alice', balance: usd(10), held: 0n, spent: 0n, requests: 0, models: ['gpt-*'], rpm: 60, disabled: false, source: 'store' });
+      const key = await store.createKey({ ...newKey('alice', usd(10)), models: ['gpt-*'], limits: { rpm: 60, tpm: 1000, concurrency: null } });
+      expect(key).to.deep.include({ name: 'alice', balance: usd(10), held: 0n, spent: 0n, requests: 0, models: ['gpt-*'], disabled: false, source: 'store' });
+      expect(key.limits).to.deep.equal({ rpm: 60, tpm: 1000, concurrency: null });
       const v1 = await store.keysVersion();
       expect(v1).not.to.equal(v0);
       expect((await store.findKey(key.sha256))?.id).to.equal(key.id);
@@ -62,23 +66,41 @@ for (const backend of BACKENDS) {
 
     it('syncs YAML keys: starting balance set once, removed keys disabled, balance removed means unlimited', async () => {
       const sha = 'a'.repeat(64);
-      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: usd(5), models: null }]);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: usd(5), models: null, limits: NO_LIMITS }]);
       const key = (await store.findKey(sha))!;
       await store.reserve({ requestId: 'r1', keyId: key.id, amount: usd(1), inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
       await store.settle(entry('r1', key.id, usd(1)));
       // Editing the YAML's balance does not reset spending.
-      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: usd(50), models: ['x'] }]);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: usd(50), models: ['x'], limits: NO_LIMITS }]);
       expect(await store.findKey(sha)).to.deep.include({ balance: usd(4), spent: usd(1), models: ['x'], disabled: false });
-      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null }]);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null, limits: NO_LIMITS }]);
       expect((await store.findKey(sha))?.balance).to.equal(null);
       await store.syncConfigKeys([]);
       expect((await store.findKey(sha))?.disabled).to.equal(true);
       // Listed again: back on. But a key an operator disabled stays off across restarts.
-      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null }]);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null, limits: NO_LIMITS }]);
       expect((await store.findKey(sha))?.disabled).to.equal(false);
       await store.setDisabled('cfg', true);
-      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null }]);
+      await store.syncConfigKeys([{ name: 'cfg', sha256: sha, balance: null, models: null, limits: NO_LIMITS }]);
       expect((await store.findKey(sha))?.disabled).to.equal(true);
+    });
+
+    it('stores YAML keys’ limits and follows the YAML on every sync', async () => {
+      const sha = 'b'.repeat(64);
+      await store.syncConfigKeys([{ name: 'lim', sha256: sha, balance: null, models: null, limits: { rpm: 60, tpm: 10_000, concurrency: 2 } }]);
+      expect((await store.findKey(sha))?.limits).to.deep.equal({ rpm: 60, tpm: 10_000, concurrency: 2 });
+      await store.syncConfigKeys([{ name: 'lim', sha256: sha, balance: null, models: null, limits: { rpm: null, tpm: 500, concurrency: null } }]);
+      expect((await store.findKey(sha))?.limits).to.deep.equal({ rpm: null, tpm: 500, concurrency: null });
+      const before = await store.keysVersion();
+      await store.syncConfigKeys([{ name: 'lim', sha256: sha, balance: null, models: null, limits: NO_LIMITS }]);
+      expect((await store.findKey(sha))?.limits).to.deep.equal(NO_LIMITS);
+      // A running gateway's key cache reloads on a version change.
+      expect(await store.keysVersion()).not.to.equal(before);
+    });
+
+    it('stores a created key’s limits and lists them', async () => {
+      await store.createKey({ ...newKey('capped', null), limits: { rpm: null, tpm: null, concurrency: 3 } });
+      expect((await store.listKeys()).find((k) => k.name === 'capped')?.limits).to.deep.equal({ rpm: null, tpm: null, concurrency: 3 });
     });
 
     it('settles each request once: a retried settlement returns what was charged and changes nothing', async () => {
@@ -162,6 +184,25 @@ for (const backend of BACKENDS) {
 }
 
 describe('store (SQLite file)', () => {
+  it('migrates a version-2 file to version 3, keeping its keys and rpm and adding tpm and concurrency', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
+    const old = new Database(file);
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
+      old.exec(migration.sql);
+      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
+    }
+    old.prepare(
+      `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, disabled, created_at, updated_at)
+       VALUES ('legacy', ?, 'sk-jct-ab', 'store', NULL, NULL, 30, 0, 'x', 'x')`,
+    ).run('c'.repeat(64));
+    old.close();
+    const store = new SqliteStore(file);
+    await store.migrate();
+    expect((await store.findKey('c'.repeat(64)))?.limits).to.deep.equal({ rpm: 30, tpm: null, concurrency: null });
+    await store.close();
+  });
+
   it('keeps what was committed across a reopen', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'nested', 'ledger.db');
     const first = new SqliteStore(file);

@@ -36,6 +36,15 @@ export interface Reply {
   resetAfterEvents?: number;
   /** Never answer (a stalled upstream). */
   hang?: boolean;
+  /** Close the connection without answering (a reset before headers). */
+  resetBeforeHeaders?: boolean;
+  /** Write this many SSE events, then go silent with the connection open (a stall mid-stream). */
+  stallAfterEvents?: number;
+  /**
+   * Write `events` SSE events of about `bytes` each as fast as the reader takes them, honouring
+   * backpressure; `written` reports how many went out so far (a slow-reader test).
+   */
+  flood?: { readonly events: number; readonly bytes: number; readonly format: 'messages' | 'chat'; written?: number };
   /** Delay before answering. */
   delayMs?: number;
 }
@@ -161,8 +170,53 @@ function defaultReply(req: RecordedRequest): Reply {
   return { status: 404, body: { error: { message: `fake upstream: no route ${path}` } } };
 }
 
+/** Replies in turn, one per request; the last repeats. */
+export function inTurn(...replies: Reply[]): Script {
+  let next = 0;
+  return () => replies[Math.min(next++, replies.length - 1)];
+}
+
+async function flood(res: http.ServerResponse, spec: NonNullable<Reply['flood']>): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const text = 'x'.repeat(spec.bytes);
+  const event =
+    spec.format === 'messages'
+      ? `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${text}"}}\n\n`
+      : `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}]}\n\n`;
+  spec.written = 0;
+  if (spec.format === 'messages') {
+    res.write('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_f","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n');
+    res.write('event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n');
+  }
+  for (let i = 0; i < spec.events; i++) {
+    if (res.destroyed) return;
+    spec.written++;
+    if (!res.write(event)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+  }
+  res.end(
+    spec.format === 'messages'
+      ? 'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
+      : 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+  );
+}
+
 async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
   if (reply.hang) return;
+  if (reply.resetBeforeHeaders) {
+    res.socket?.destroy();
+    return;
+  }
+  if (reply.flood) return flood(res, reply.flood);
   if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
   const status = reply.status ?? 200;
   if (reply.sse !== undefined) {
@@ -175,6 +229,7 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
         res.socket?.destroy();
         return;
       }
+      if (reply.stallAfterEvents !== undefined && sent >= reply.stallAfterEvents) return;
       res.write(event);
       sent++;
       await new Promise<void>((r) => {

@@ -23,6 +23,8 @@ export const TEST_DIR = path.dirname(fileURLToPath(new URL('.', import.meta.url)
 export function standardConfig(upstreamUrl: string, extra = ''): string {
   return `
 log: { level: info }
+# Suites share one gateway and provoke upstream failures on purpose: keep their breakers closed.
+routing: { circuit_breaker: { failures: 1000 } }
 auth:
   keys:
     - { name: alice, key: "${KEYS.alice}", balance_usd: 100 }

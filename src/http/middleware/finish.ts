@@ -136,5 +136,6 @@ function recordOf(
     ...(estimated && { estimated }),
     ...(charged !== undefined && { charged }),
     ...(state.outcome.error !== undefined && { errorCode: state.outcome.error }),
+    ...(state.outcome.attempts !== undefined && state.outcome.attempts > 1 && { attempts: state.outcome.attempts }),
   };
 }

@@ -25,8 +25,10 @@ export function createReservation(store: Store, instanceId: string): GatewayMidd
     const { route, body, key, requestId } = ctx.state;
     if (!route || !body || !key) throw ERR.internal();
     if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
-    // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike.
-    const inputTokens = await countInputTokens(route.endpoint === 'chat_completions' ? 'chat' : 'messages', body, String(key.id));
+    // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
+    // counted already when a tpm limit applies (rate-limit.ts).
+    const inputTokens =
+      ctx.state.inputTokens ?? (await countInputTokens(route.endpoint === 'chat_completions' ? 'chat' : 'messages', body, String(key.id)));
     // Chat's `n` asks for that many choices, each up to the output limit.
     const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
     const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutputOf(body, route.model) * choices, route.prices);

@@ -2,6 +2,7 @@ import type { Catalogue } from '../../catalogue/catalogue.ts';
 import { ERR } from '../../errors.ts';
 import type { Endpoint } from '../../formats/wire.ts';
 import type { GatewayMiddleware } from '../state.ts';
+import { orderRoutes } from '../../routing/route-order.ts';
 
 /**
  * Maps the body's `model` to a catalogue entry and its route. Unknown ids are refused here, so
@@ -15,11 +16,16 @@ export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): G
     const entry = catalogue.get(id);
     if (!entry) throw ERR.modelNotFound(id);
     if (ctx.state.key?.allowsModel && !ctx.state.key.allowsModel(id)) throw ERR.modelForbidden(id);
-    // Routes after the first are fallbacks (issue #5).
-    const route = entry.routes[0];
-    if (!route) throw ERR.internal();
-    const missing = route.provider.config.missingKeyVariables;
-    if (missing !== null) throw ERR.providerMissingKey(route.provider.config.id, missing);
+    // Routes after the first are fallbacks, tried in this order (issue #5); a provider without
+    // its API key is left out, and only if every route lacks one is the request refused.
+    const candidates = orderRoutes(entry.routes).filter((r) => r.provider.config.missingKeyVariables === null);
+    const route = candidates[0];
+    if (!route) {
+      const first = entry.routes[0];
+      if (!first) throw ERR.internal();
+      throw ERR.providerMissingKey(first.provider.config.id, first.provider.config.missingKeyVariables ?? []);
+    }
+    ctx.state.candidates = candidates;
     ctx.state.route = { endpoint, model: entry.model, prices: entry.prices, provider: route.provider, upstreamModel: route.model };
     await next();
   };

@@ -49,7 +49,11 @@ export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha25
         name: spec.name,
         balance: spec.balance_usd === undefined ? null : usd(spec.balance_usd, 'balance_usd'),
         models: spec.models ?? null,
-        rpm: spec.rpm ?? null,
+        limits: {
+          rpm: spec.limits?.rpm ?? spec.rpm ?? null,
+          tpm: spec.limits?.tpm ?? null,
+          concurrency: spec.limits?.concurrency ?? null,
+        },
       }),
     );
     ctx.status = 201;
@@ -82,12 +86,20 @@ export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha25
 }
 
 const amount = z.union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?$/, 'must be an amount in USD')]);
-const newKeySchema = z.strictObject({
-  name: z.string().min(1).max(64),
-  balance_usd: amount.optional(),
-  models: z.array(z.string().min(1)).min(1).optional(),
-  rpm: z.number().int().min(1).optional(),
-});
+const limit = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const newKeySchema = z
+  .strictObject({
+    name: z.string().min(1).max(64),
+    balance_usd: amount.optional(),
+    models: z.array(z.string().min(1)).min(1).optional(),
+    limits: z.strictObject({ rpm: limit.optional(), tpm: limit.optional(), concurrency: limit.optional() }).optional(),
+    /** The pre-`limits` spelling of limits.rpm, still accepted. */
+    rpm: limit.optional(),
+  })
+  .refine((spec) => spec.rpm === undefined || spec.limits?.rpm === undefined || spec.rpm === spec.limits.rpm, {
+    message: 'rpm and limits.rpm disagree: send limits.rpm only',
+    path: ['rpm'],
+  });
 const topUpSchema = z.strictObject({ usd: amount });
 const usageQuerySchema = z.looseObject({
   key: z.string().min(1).optional(),
@@ -140,7 +152,9 @@ function keyBody(key: KeyRecord): Record<string, unknown> {
     spent_usd: picoToUsdNumber(key.spent),
     requests: key.requests,
     models: key.models,
-    rpm: key.rpm,
+    limits: key.limits,
+    // limits.rpm under its name from before `limits`, for existing callers.
+    rpm: key.limits.rpm,
     status: key.disabled ? 'disabled' : 'active',
   };
 }

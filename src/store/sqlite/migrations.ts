@@ -74,4 +74,12 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
     version: 2,
     sql: `ALTER TABLE keys ADD COLUMN removed INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    // Per-key limits beside v1's rpm (issue #5); null means the limit does not apply.
+    version: 3,
+    sql: `
+      ALTER TABLE keys ADD COLUMN tpm INTEGER;
+      ALTER TABLE keys ADD COLUMN concurrency INTEGER;
+    `,
+  },
 ];

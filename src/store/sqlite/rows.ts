@@ -6,6 +6,7 @@ export type Row = Record<string, unknown>;
 const int = (value: unknown): number => Number(value);
 const money = (value: unknown): bigint => (typeof value === 'bigint' ? value : BigInt(Number(value ?? 0)));
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+const limit = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
 export function toKeyRecord(row: Row): KeyRecord {
   return {
@@ -19,7 +20,7 @@ export function toKeyRecord(row: Row): KeyRecord {
     spent: money(row['spent']),
     requests: int(row['requests']),
     models: row['models'] === null ? null : (JSON.parse(String(row['models'])) as string[]),
-    rpm: row['rpm'] === null ? null : int(row['rpm']),
+    limits: { rpm: limit(row['rpm']), tpm: limit(row['tpm']), concurrency: limit(row['concurrency']) },
     // Off either way: disabled by an operator, or a YAML key no longer in the file.
     disabled: int(row['disabled']) === 1 || int(row['removed']) === 1,
   };

@@ -63,17 +63,20 @@ export class SqliteStore implements Store {
         const existing = db.prepare('SELECT id, balance FROM keys WHERE sha256 = ?').get(key.sha256) as Row | undefined;
         if (!existing) {
           db.prepare(
-            `INSERT INTO keys (name, sha256, prefix, source, balance, models, disabled, created_at, updated_at)
-             VALUES (?, ?, ?, 'config', ?, ?, 0, ?, ?)`,
-          ).run(key.name, key.sha256, `sha256:${key.sha256.slice(0, 8)}`, key.balance, json(key.models), now(), now());
+            `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
+             VALUES (?, ?, ?, 'config', ?, ?, ?, ?, ?, 0, ?, ?)`,
+          ).run(
+            key.name, key.sha256, `sha256:${key.sha256.slice(0, 8)}`, key.balance, json(key.models),
+            key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), now(),
+          );
           continue;
         }
         // balance_usd is a starting balance: set once, never reset by later edits of the YAML. Removing
         // it makes the key unlimited; adding it to an unlimited key starts its balance.
         const balance = key.balance === null ? null : existing['balance'] === null ? key.balance : (existing['balance'] as bigint);
-        db.prepare('UPDATE keys SET name = ?, balance = ?, models = ?, removed = 0, updated_at = ? WHERE id = ?').run(
-          key.name, balance, json(key.models), now(), existing['id'],
-        );
+        db.prepare(
+          'UPDATE keys SET name = ?, balance = ?, models = ?, rpm = ?, tpm = ?, concurrency = ?, removed = 0, updated_at = ? WHERE id = ?',
+        ).run(key.name, balance, json(key.models), key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), existing['id']);
       }
       for (const row of db.prepare("SELECT id, sha256 FROM keys WHERE source = 'config' AND removed = 0").all() as Row[]) {
         if (!listed.has(String(row['sha256']))) db.prepare('UPDATE keys SET removed = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
@@ -86,10 +89,13 @@ export class SqliteStore implements Store {
     this.#db.transaction(() => {
       this.#db
         .prepare(
-          `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, disabled, created_at, updated_at)
-           VALUES (?, ?, ?, 'store', ?, ?, ?, 0, ?, ?)`,
+          `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
+           VALUES (?, ?, ?, 'store', ?, ?, ?, ?, ?, 0, ?, ?)`,
         )
-        .run(spec.name, spec.sha256, spec.prefix, spec.balance, json(spec.models), spec.rpm, now(), now());
+        .run(
+          spec.name, spec.sha256, spec.prefix, spec.balance, json(spec.models),
+          spec.limits.rpm, spec.limits.tpm, spec.limits.concurrency, now(), now(),
+        );
       this.#bumpKeys();
     }).immediate();
     return this.#keyByName(spec.name);

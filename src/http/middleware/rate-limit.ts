@@ -1,0 +1,72 @@
+import { ERR } from '../../errors.ts';
+import { rateLimitHeaders } from '../../limits/headers.ts';
+import type { RateLimiter, RateLimits } from '../../limits/limiter.ts';
+import { countInputTokens } from '../../usage/token-count.ts';
+import type { GatewayMiddleware, GatewayState } from '../state.ts';
+
+/**
+ * Per-key rate limits (issue #5), between the model resolver and the hold: a request over a limit
+ * is answered 429 before it costs anything or reaches an upstream. An admitted request keeps its
+ * concurrency slot and its token estimate until the chain below resolves, which is when the
+ * response, stream included, is done; then its real token count settles the tpm bucket.
+ *
+ * count_tokens is exempt: it is free, answered locally or by a cheap upstream call, and Claude Code
+ * sends one before many turns, so counting it would halve a key's real allowance. Anthropic keeps it
+ * apart from its Messages limits too.
+ *
+ * `defaults` (auth.default_limits) fill in, field by field, whatever a key does not set itself.
+ */
+export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): GatewayMiddleware {
+  // Keyed by the key's own limits object, which the key cache replaces whenever the key changes.
+  const merged = new WeakMap<RateLimits, RateLimits | null>();
+  const effective = (own: RateLimits): RateLimits | null => {
+    let limits = merged.get(own);
+    if (limits === undefined) {
+      const rpm = own.rpm ?? defaults.rpm;
+      const tpm = own.tpm ?? defaults.tpm;
+      const concurrency = own.concurrency ?? defaults.concurrency;
+      limits = rpm === null && tpm === null && concurrency === null ? null : { rpm, tpm, concurrency };
+      merged.set(own, limits);
+    }
+    return limits;
+  };
+
+  return async (ctx, next) => {
+    const { route, body, key } = ctx.state;
+    if (!route || !body || !key) throw ERR.internal();
+    if (route.endpoint === 'count_tokens') return next();
+    const limits = effective(key.limits);
+    if (limits === null) return next();
+
+    let inputTokens = 0;
+    if (limits.tpm !== null) {
+      // The same estimate the hold uses; kept in the state so reserve does not count twice.
+      inputTokens = await countInputTokens(route.endpoint === 'chat_completions' ? 'chat' : 'messages', body, String(key.id));
+      ctx.state.inputTokens = inputTokens;
+    }
+    const admission = await limiter.admit(key.id, limits, inputTokens);
+    const headers = rateLimitHeaders(ctx.state.surface, admission, Date.now());
+    if (admission.blocked !== null) {
+      throw ERR.rateLimited(admission.blocked, limits[admission.blocked] ?? 0, admission.retryAfterS, headers);
+    }
+    // Set before the response starts: the native path's writeHead and the SSE writer's merge
+    // headers already set on the response, so successful answers carry them too.
+    ctx.set(headers);
+    try {
+      await next();
+    } finally {
+      await limiter.release(key.id, limits, inputTokens, usedTokens(ctx.state, inputTokens));
+    }
+  };
+}
+
+/**
+ * Tokens the request used, as tpm counts them: input, output and cache reads and writes. Without
+ * reported usage, a request that reached the upstream keeps its estimate (plus any output seen, as
+ * the ledger estimates a cut stream); one that never left gives its estimate back.
+ */
+function usedTokens(state: GatewayState, estimate: number): number {
+  const usage = state.outcome.usage;
+  if (usage !== undefined) return usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+  return state.outcome.dispatched === true ? estimate + (state.outcome.outputEstimate ?? 0) : 0;
+}

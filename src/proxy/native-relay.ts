@@ -1,0 +1,166 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { ERR, GatewayError } from '../errors.ts';
+import { FORMAT_OF } from '../formats/wire.ts';
+import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
+import { writeErrorResponse } from '../http/write-error.ts';
+import { streamErrorFrame } from '../sse/encode.ts';
+import { createUsageTap } from '../usage/tap.ts';
+import { asksForUsage } from '../usage/chat-stream-usage.ts';
+import { costOf } from '../billing/pricing.ts';
+import { picoToUsdNumber } from '../billing/money.ts';
+import { applyChatUsage, emptyUsage } from '../usage/normalize.ts';
+import { addCostToBody, ChatStreamRewriter, type AddCost } from './chat-usage-rewriter.ts';
+import { filterResponseHeaders } from './headers.ts';
+import { SseGuard } from './sse-guard.ts';
+import { errorFromBody, readErrorBody } from './upstream-error.ts';
+import type { UpstreamTimers } from './upstream-timers.ts';
+
+/**
+ * Relays a native upstream's answer to the client once the gateway has committed to it: the
+ * header allowlist, usage read as bytes pass, and honest endings (issue #5). A stream cut by a
+ * reset, a stall, a malformed event, a missing terminator or a shutdown ends with an in-band error
+ * at an event boundary, never with a clean end; a whole answer cut short ends with a broken
+ * connection, which every HTTP client reports.
+ */
+export interface RelayInput {
+  readonly ctx: GatewayContext;
+  readonly provider: string;
+  readonly proxyRes: IncomingMessage;
+  readonly timers: UpstreamTimers;
+}
+
+/** Ends the relay early with an error (a shutdown); a no-op once the response is over. */
+export type Interrupt = (err: GatewayError) => void;
+
+export function relayNative({ ctx, provider, proxyRes, timers }: RelayInput): Interrupt {
+  const { state, res } = ctx;
+  const status = proxyRes.statusCode ?? 502;
+  const endpoint = state.route?.endpoint ?? 'messages';
+  const contentType = proxyRes.headers['content-type'];
+  const isSse = contentType?.startsWith('text/event-stream') === true;
+  const committed = res.headersSent; // keepalives already sent the status and headers
+  let interruption: GatewayError | undefined;
+
+  const fail = (err: GatewayError): void => {
+    if (res.destroyed || res.writableEnded) return;
+    state.outcome.error ??= err.code;
+    if (res.headersSent) {
+      if (isSse || committed) res.end(streamErrorFrame(state.surface, err, state.requestId));
+      else res.destroy();
+    } else {
+      writeErrorResponse(res, state.surface, err, state.requestId);
+    }
+  };
+
+  const tap = status < 300 && endpoint !== 'count_tokens' ? createUsageTap(FORMAT_OF[endpoint], contentType) : null;
+  let usageRead = false;
+  const readUsage = (): void => {
+    if (usageRead) return;
+    usageRead = true;
+    const usage = tap?.finish();
+    if (usage) state.outcome.usage = usage;
+    if (tap) state.outcome.outputEstimate = tap.outputEstimate();
+  };
+  proxyRes.on('error', () => undefined); // reported through 'close' below
+  // Paused by backpressure from a slow client (here or in pipe()): that silence is not the upstream's.
+  proxyRes.on('pause', () => timers.hold());
+  proxyRes.on('resume', () => timers.resume());
+  proxyRes.on('data', (chunk: Buffer) => {
+    timers.touch();
+    tap?.push(chunk);
+  });
+  // Registered before the body is forwarded, so usage is recorded before the client response
+  // ends and the request is settled.
+  proxyRes.on('end', readUsage);
+  proxyRes.on('close', () => {
+    readUsage();
+    if (proxyRes.complete && interruption === undefined) return;
+    if (res.destroyed && !res.writableFinished) {
+      state.outcome.error = CLIENT_DISCONNECTED;
+      return;
+    }
+    const fired = timers.fired;
+    fail(interruption ?? (fired ? ERR.upstreamTimeout(provider, fired.kind, fired.ms) : ERR.upstreamInterrupted(provider)));
+  });
+
+  if (committed && (status >= 300 || !isSse)) {
+    // Keepalives went out, so the status is spent: report the upstream's answer in-band.
+    void readErrorBody(proxyRes).then((body) =>
+      fail(status >= 300 && body !== null ? errorFromBody(body, status, provider) : ERR.upstreamInvalid(provider, `HTTP ${status} without a stream`)),
+    );
+    return () => undefined;
+  }
+  const headers = filterResponseHeaders(proxyRes.headers);
+  const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
+  if (isSse && status < 300) {
+    const rewriter = chat && (state.usageForced === true || asksForUsage(state.body))
+      ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
+      : null;
+    relaySse(res, proxyRes, status, headers, new SseGuard(FORMAT_OF[endpoint]), rewriter, fail, provider);
+  } else if (chat && !isSse) {
+    relayWithCost(proxyRes, res, status, headers, costAdder(state));
+  } else {
+    res.writeHead(status, headers);
+    proxyRes.pipe(res);
+  }
+  return (err) => {
+    if (proxyRes.destroyed || res.writableEnded) return;
+    interruption = err;
+    proxyRes.destroy();
+  };
+}
+
+/** An SSE stream, whole events at a time, with backpressure, ending honestly. */
+function relaySse(
+  res: ServerResponse,
+  proxyRes: IncomingMessage,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  guard: SseGuard,
+  rewriter: ChatStreamRewriter | null,
+  fail: (err: GatewayError) => void,
+  provider: string,
+): void {
+  if (!res.headersSent) res.writeHead(status, headers);
+  proxyRes.on('data', (chunk: Buffer) => {
+    const events = guard.push(chunk);
+    const out = rewriter === null ? events : rewriter.push(events);
+    if (out.length > 0 && !res.write(out)) proxyRes.pause();
+    if (guard.malformed) {
+      proxyRes.destroy();
+      fail(ERR.upstreamInvalid(provider, 'a stream event is not JSON'));
+    }
+  });
+  res.on('drain', () => proxyRes.resume());
+  proxyRes.on('end', () => {
+    if (guard.malformed) return;
+    if (guard.pending || !guard.terminated) {
+      fail(ERR.upstreamInterrupted(provider));
+      return;
+    }
+    if (guard.upstreamError) res.end();
+    else res.end(rewriter?.flush());
+  });
+}
+
+/** `usage.cost` in USD at the model's prices (OpenRouter's convention; issue #4). */
+function costAdder(state: GatewayContext['state']): AddCost {
+  return (raw) => {
+    if (!state.route) return 0;
+    const usage = emptyUsage();
+    applyChatUsage(usage, raw);
+    return picoToUsdNumber(costOf(usage, state.route.prices));
+  };
+}
+
+/** A whole Chat answer, held until complete to carry usage.cost (answers are small). */
+function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, addCost: AddCost): void {
+  const chunks: Buffer[] = [];
+  proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+  proxyRes.on('end', () => {
+    const body = addCostToBody(Buffer.concat(chunks), addCost);
+    res.writeHead(status, { ...headers, 'content-length': body.length });
+    res.end(body);
+  });
+}
+

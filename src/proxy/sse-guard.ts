@@ -1,0 +1,129 @@
+import type { WireFormat } from '../formats/wire.ts';
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const DATA = Buffer.from('data:');
+const EVENT = Buffer.from('event:');
+const OPEN = new Set([0x7b, 0x5b]); // { [
+const CLOSE = new Set([0x7d, 0x5d]); // } ]
+const MESSAGE_STOP = Buffer.from('message_stop');
+const ERROR = Buffer.from('error');
+const DONE = Buffer.from('[DONE]');
+const CHAT_ERROR = Buffer.from('{"error"');
+const FINISHED = Buffer.from('"finish_reason":"');
+/** A single event larger than this is passed on as it comes rather than held whole. */
+const MAX_HELD = 8 * 1024 * 1024;
+
+/**
+ * Watches a natively proxied SSE stream at event granularity (issue #5), without changing a byte:
+ * - only whole events are passed on, so a stream cut or stopped by the gateway always ends at an
+ *   event boundary and the error event that follows is an event of its own (an SSE client
+ *   dispatches only at a blank line, so holding a partial event back delays nothing it could use);
+ * - it notes the stream's terminator (`event: message_stop`; Chat `data: [DONE]` or a
+ *   finish_reason), so an upstream that ends cleanly without one is reported, not passed off as
+ *   complete (reliability.md §2.2: fetch-mode proxies turn a reset into a clean end);
+ * - it notes an upstream in-band error event, already in the client's format;
+ * - it flags a malformed event: a data payload that cannot be a JSON object, array or [DONE]
+ *   (checked on its first and last bytes, not parsed: truncation and garbage are what breaks
+ *   streams in practice, and a full JSON.parse per event is the cost the native path avoids).
+ */
+export class SseGuard {
+  readonly #chat: boolean;
+  #held: Buffer | null = null;
+  /** The stream ended properly, or reported its own error. */
+  terminated = false;
+  upstreamError = false;
+  malformed = false;
+  // The event being scanned.
+  #firstData = -1;
+  #lastData = -1;
+  #hasData = false;
+
+  constructor(format: WireFormat) {
+    this.#chat = format === 'chat';
+  }
+
+  /** The bytes of the events completed by this chunk (possibly empty); a malformed event and all after it are withheld. */
+  push(chunk: Buffer): Buffer {
+    if (this.malformed) return EMPTY;
+    const held = this.#held;
+    const buf = held === null ? chunk : Buffer.concat([held, chunk]);
+    // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
+    if (this.#chat && !this.terminated && buf.indexOf(FINISHED) !== -1) this.terminated = true;
+    let lineStart = 0;
+    let eventStart = 0;
+    let forward = 0;
+    for (let nl = buf.indexOf(LF); nl !== -1; nl = buf.indexOf(LF, lineStart)) {
+      const end = nl > lineStart && buf[nl - 1] === CR ? nl - 1 : nl;
+      if (end === lineStart) {
+        // A blank line ends the event.
+        if (this.#hasData && !(OPEN.has(this.#firstData) && CLOSE.has(this.#lastData))) {
+          this.malformed = true;
+          this.#held = null;
+          return buf.subarray(0, eventStart);
+        }
+        this.#hasData = false;
+        forward = nl + 1;
+        eventStart = forward;
+      } else {
+        this.#line(buf, lineStart, end);
+      }
+      lineStart = nl + 1;
+    }
+    // The unfinished event is scanned again with its next bytes.
+    this.#hasData = false;
+    const rest = buf.length - forward;
+    if (rest === 0) this.#held = null;
+    else if (rest > MAX_HELD) {
+      this.#held = null;
+      return buf;
+    } else this.#held = Buffer.from(buf.subarray(forward));
+    return forward === buf.length ? buf : buf.subarray(0, forward);
+  }
+
+  /** Bytes of an event the upstream never finished. */
+  get pending(): boolean {
+    return this.#held !== null;
+  }
+
+  #line(buf: Buffer, start: number, end: number): void {
+    if (startsWith(buf, start, end, DATA)) {
+      let at = start + DATA.length;
+      if (buf[at] === SPACE) at++;
+      let last = end - 1;
+      while (last > at && buf[last] === SPACE) last--;
+      if (!this.#hasData) this.#firstData = at < end ? (buf[at] ?? -1) : -1;
+      this.#lastData = at < end ? (buf[last] ?? -1) : -1;
+      this.#hasData = true;
+      if (this.#chat) {
+        if (startsWith(buf, at, end, DONE)) this.terminated = true;
+        else if (startsWith(buf, at, end, CHAT_ERROR)) {
+          this.upstreamError = true;
+          this.terminated = true;
+        }
+      }
+      return;
+    }
+    if (!this.#chat && startsWith(buf, start, end, EVENT)) {
+      let at = start + EVENT.length;
+      if (buf[at] === SPACE) at++;
+      if (equals(buf, at, end, MESSAGE_STOP)) this.terminated = true;
+      else if (equals(buf, at, end, ERROR)) {
+        this.upstreamError = true;
+        this.terminated = true;
+      }
+    }
+    // Comments (":…") and other fields pass as they are.
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function startsWith(buf: Buffer, start: number, end: number, prefix: Buffer): boolean {
+  return end - start >= prefix.length && buf.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;
+}
+
+function equals(buf: Buffer, start: number, end: number, word: Buffer): boolean {
+  return end - start === word.length && buf.compare(word, 0, word.length, start, end) === 0;
+}

@@ -1,0 +1,48 @@
+import type { IncomingMessage } from 'node:http';
+import type { GatewayError } from '../errors.ts';
+import { asObject } from '../formats/convert/json.ts';
+import { reportedError } from '../formats/upstream-events.ts';
+
+/** Upstream error bodies are small; past this the rest is drained unread. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** Response headers worth passing on with an error: they tell the client when to retry. */
+export const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
+
+/** An upstream error response's body, up to 64 KB; null if the connection broke first. */
+export function readErrorBody(response: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    response.on('data', (chunk: Buffer) => {
+      if (size < MAX_ERROR_BODY) chunks.push(chunk);
+      size += chunk.length;
+    });
+    response.once('end', () => resolve(Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY)));
+    response.once('close', () => resolve(response.complete ? Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY) : null));
+  });
+}
+
+/** The retry headers an upstream answer carried. */
+export function retryHeaders(header: (name: string) => string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of RETRY_HEADERS) {
+    const value = header(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+/** The error an upstream body reports, in any of the three shapes (formats/upstream-events.ts). */
+export function errorFromBody(body: Buffer | string, status: number, provider: string, headers: Record<string, string> = {}): GatewayError {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const error = asObject(asObject(parsed)['error']);
+  if (Object.keys(error).length === 0) error['message'] = `HTTP ${status}`;
+  return reportedError(provider, error, status, headers);
+}

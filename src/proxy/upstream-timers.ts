@@ -1,0 +1,113 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Timeouts } from '../config/types.ts';
+
+export type TimeoutKind = 'connect' | 'first_byte' | 'idle' | 'total';
+
+/** What an upstream request or response is destroyed with when one of its timers fires. */
+export class UpstreamTimeout extends Error {
+  readonly kind: TimeoutKind;
+  readonly ms: number;
+  constructor(kind: TimeoutKind, ms: number) {
+    super(`upstream ${kind.replace('_', ' ')} timeout after ${ms} ms`);
+    this.name = 'UpstreamTimeout';
+    this.kind = kind;
+    this.ms = ms;
+  }
+}
+
+/**
+ * The four upstream timers of issue #5 on one node:http exchange, native and translated alike:
+ * - connect: a new connection must be up within connect_ms (a pooled one is already up);
+ * - first byte: the response headers must come within first_byte_ms of sending;
+ * - idle: no gap between response body chunks longer than idle_ms (nginx's proxy_read_timeout
+ *   model: between reads, not the whole response, so a 10-minute stream that keeps talking lives);
+ * - total: only when configured.
+ * A firing timer destroys the request or response with an UpstreamTimeout, which the caller
+ * reads as the cause. Timers are refreshed, not re-created, per chunk.
+ */
+export class UpstreamTimers {
+  readonly #timeouts: Timeouts;
+  #request: ClientRequest | undefined;
+  #response: IncomingMessage | undefined;
+  #connect: NodeJS.Timeout | undefined;
+  #firstByte: NodeJS.Timeout | undefined;
+  #idle: NodeJS.Timeout | undefined;
+  #total: NodeJS.Timeout | undefined;
+  /** The timer that fired, if one did. */
+  fired: UpstreamTimeout | undefined;
+
+  constructor(timeouts: Timeouts) {
+    this.#timeouts = timeouts;
+  }
+
+  /** Arms the connect, first-byte and total timers on a request that was just created. */
+  watch(request: ClientRequest): void {
+    this.#request = request;
+    const { connectMs, firstByteMs, totalMs } = this.#timeouts;
+    this.#firstByte = setTimeout(() => this.#fire(new UpstreamTimeout('first_byte', firstByteMs)), firstByteMs);
+    if (totalMs !== null) this.#total = setTimeout(() => this.#fire(new UpstreamTimeout('total', totalMs)), totalMs);
+    const onSocket = (socket: Socket): void => {
+      if (!socket.connecting) return; // a pooled keep-alive connection
+      this.#connect = setTimeout(() => this.#fire(new UpstreamTimeout('connect', connectMs)), connectMs);
+      socket.once('connect', () => clearTimeout(this.#connect));
+    };
+    if (request.socket) onSocket(request.socket);
+    else request.once('socket', onSocket);
+    request.once('close', () => {
+      clearTimeout(this.#connect);
+      clearTimeout(this.#firstByte);
+      if (!this.#response) clearTimeout(this.#total);
+    });
+  }
+
+  /**
+   * The response headers came: the idle timer now runs between body chunks. Whoever reads the
+   * body calls touch() per chunk (a 'data' listener here would switch an iterated body to flowing).
+   */
+  responded(response: IncomingMessage): void {
+    this.#response = response;
+    clearTimeout(this.#firstByte);
+    clearTimeout(this.#connect);
+    const { idleMs } = this.#timeouts;
+    this.#idle = setTimeout(() => this.#fire(new UpstreamTimeout('idle', idleMs)), idleMs);
+    response.once('close', () => this.clear());
+  }
+
+  /** A body chunk arrived. */
+  touch(): void {
+    if (!this.#held) this.#idle?.refresh();
+  }
+
+  #held = false;
+
+  /**
+   * The gateway stopped reading because the client is slow (backpressure): that silence is ours,
+   * not the upstream's, so the idle timer waits until reading resumes.
+   */
+  hold(): void {
+    this.#held = true;
+    clearTimeout(this.#idle);
+  }
+
+  resume(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    if (this.fired === undefined && this.#response && !this.#response.destroyed) this.#idle?.refresh();
+  }
+
+  clear(): void {
+    clearTimeout(this.#connect);
+    clearTimeout(this.#firstByte);
+    clearTimeout(this.#idle);
+    clearTimeout(this.#total);
+  }
+
+  #fire(timeout: UpstreamTimeout): void {
+    if (this.fired) return;
+    this.fired = timeout;
+    this.clear();
+    if (this.#response) this.#response.destroy(timeout);
+    else this.#request?.destroy(timeout);
+  }
+}

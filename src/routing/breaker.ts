@@ -1,0 +1,77 @@
+/**
+ * A circuit breaker per route (issue #5; Envoy's outlier detection, reliability.md §1.1). After
+ * `failures` consecutive failures the route is skipped for `cooldownMs`; then one request is let
+ * through as a probe (half-open). Its success closes the breaker; its failure opens it again.
+ */
+export class CircuitBreaker {
+  readonly #failures: number;
+  readonly #cooldownMs: number;
+  #consecutive = 0;
+  /** While open: when the next probe may go. 0 when closed. */
+  #openUntil = 0;
+  #probing = false;
+
+  constructor(failures: number, cooldownMs: number) {
+    this.#failures = failures;
+    this.#cooldownMs = cooldownMs;
+  }
+
+  get state(): 'closed' | 'open' | 'half-open' {
+    if (this.#openUntil === 0) return 'closed';
+    return this.#probing || performance.now() < this.#openUntil ? 'open' : 'half-open';
+  }
+
+  /** May a request use the route now? In the half-open state this takes the single probe slot. */
+  tryPass(now = performance.now()): boolean {
+    if (this.#openUntil === 0) return true;
+    if (this.#probing || now < this.#openUntil) return false;
+    this.#probing = true;
+    return true;
+  }
+
+  /** Milliseconds until the route takes a probe again (0 when it would now). */
+  msUntilRetry(now = performance.now()): number {
+    return this.#openUntil === 0 ? 0 : Math.max(0, this.#openUntil - now);
+  }
+
+  success(): void {
+    this.#consecutive = 0;
+    this.#openUntil = 0;
+    this.#probing = false;
+  }
+
+  failure(now = performance.now()): void {
+    this.#consecutive++;
+    if (this.#probing || this.#consecutive >= this.#failures) {
+      this.#openUntil = now + this.#cooldownMs;
+      this.#probing = false;
+    }
+  }
+
+  /** A request that took the probe slot ended without judging the route (the client left, a 400). */
+  release(): void {
+    this.#probing = false;
+  }
+}
+
+/** The breakers of one gateway, one per provider and upstream model. */
+export class Breakers {
+  readonly #byRoute = new Map<string, CircuitBreaker>();
+  readonly #failures: number;
+  readonly #cooldownMs: number;
+
+  constructor(failures: number, cooldownMs: number) {
+    this.#failures = failures;
+    this.#cooldownMs = cooldownMs;
+  }
+
+  for(provider: string, upstreamModel: string): CircuitBreaker {
+    const key = `${provider}\u0000${upstreamModel}`;
+    let breaker = this.#byRoute.get(key);
+    if (!breaker) {
+      breaker = new CircuitBreaker(this.#failures, this.#cooldownMs);
+      this.#byRoute.set(key, breaker);
+    }
+    return breaker;
+  }
+}

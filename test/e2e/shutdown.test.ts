@@ -1,0 +1,134 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { FakeUpstream } from '../support/fake-upstream.ts';
+import { COMBOS, endsInBandError, headersOf, pathOf, requestBody, streamOf, type Combo } from '../support/resilience.ts';
+import { KEYS } from '../support/gateway.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
+
+function serve(file: string): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--config', file, '--port', '0']);
+    let stderr = '';
+    child.stdout.resume();
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match?.[1]) resolve({ child, url: match[1], stderr: () => stderr });
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+}
+
+function config(dir: string, upstream: string, graceS: number): string {
+  const file = path.join(dir, 'gateway.yaml');
+  writeFileSync(
+    file,
+    `storage: { url: "sqlite://ledger.db" }
+log: { level: silent }
+server: { shutdown_grace_s: ${graceS} }
+auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+providers:
+  - { id: anthropic, plugin: anthropic, base_url: "${upstream}", api_key: x }
+  - { id: openai, plugin: openai, base_url: "${upstream}/v1", api_key: y }
+models:
+  - { id: claude-x, routes: [{ provider: anthropic }], pricing: { input: 3, output: 15 } }
+  - { id: gpt-x, routes: [{ provider: openai }], pricing: { input: 2.5, output: 10 } }
+`,
+  );
+  return file;
+}
+
+/** Starts a stream, waits for its first bytes, and returns its id and a promise of the rest. */
+async function openStream(url: string, combo: Combo): Promise<{ id: string; rest: Promise<string> }> {
+  const res = await fetch(`${url}${pathOf(combo)}`, { method: 'POST', headers: headersOf(combo), body: JSON.stringify(requestBody(combo, true)) });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const first = await reader.read();
+  const rest = (async () => {
+    let text = decoder.decode(first.value, { stream: true });
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+    return text;
+  })();
+  return { id: res.headers.get('x-request-id')!, rest };
+}
+
+const exitOf = (child: ChildProcess): Promise<number | null> =>
+  new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.once('exit', (code) => resolve(code));
+  });
+
+/** Issue #5: SIGTERM drains. Streams in both formats, native and translated, run through it. */
+describe('graceful shutdown on SIGTERM', () => {
+  let upstream: FakeUpstream;
+  before(async () => {
+    upstream = await new FakeUpstream().start();
+  });
+  after(() => upstream.close());
+  afterEach(() => upstream.reset());
+
+  it('lets streams that finish within the grace finish cleanly, refuses new connections, exits 0', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'junction-drain-'));
+    const gw = await serve(config(dir, upstream.url, 10));
+    upstream.script((req) => ({ sse: streamOf(req.url.startsWith('/v1/chat') ? 'chat' : 'messages'), eventDelayMs: 60 }));
+    const streams = await Promise.all(COMBOS.map((combo) => openStream(gw.url, combo)));
+    const exited = exitOf(gw.child);
+    const signalledAt = performance.now();
+    gw.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 150));
+    const refused = await fetch(`${gw.url}/healthz`).then(
+      (res) => res.status,
+      () => 'refused',
+    );
+    expect(refused).to.equal('refused');
+    const texts = await Promise.all(streams.map((s) => s.rest));
+    texts.forEach((text, i) => {
+      const combo = COMBOS[i]!;
+      expect(text, combo.name).to.include(combo.surface === 'messages' ? 'event: message_stop' : 'data: [DONE]');
+    });
+    expect(await exited).to.equal(0);
+    expect(performance.now() - signalledAt).to.be.below(5000);
+    const store = new SqliteStore(path.join(dir, 'ledger.db'));
+    const key = (await store.listKeys())[0]!;
+    expect(key.held).to.equal(0n);
+    for (const s of streams) expect((await store.generation(s.id, key.id))?.outcome).to.equal('ok');
+    await store.close();
+  });
+
+  it('past the grace, ends the remaining streams with an in-band error, settles them, exits 0', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'junction-drain-'));
+    const gw = await serve(config(dir, upstream.url, 1));
+    upstream.script((req) => ({ sse: streamOf(req.url.startsWith('/v1/chat') ? 'chat' : 'messages'), eventDelayMs: 3000 }));
+    const streams = await Promise.all(COMBOS.map((combo) => openStream(gw.url, combo)));
+    const exited = exitOf(gw.child);
+    const signalledAt = performance.now();
+    gw.child.kill('SIGTERM');
+    const texts = await Promise.all(streams.map((s) => s.rest));
+    const endedAfter = performance.now() - signalledAt;
+    texts.forEach((text, i) => {
+      const combo = COMBOS[i]!;
+      expect(endsInBandError(combo, text), `${combo.name}: ${text}`).to.equal(true);
+      expect(text, combo.name).to.include('shutting down');
+    });
+    expect(endedAfter).to.be.within(900, 2500);
+    expect(await exited).to.equal(0);
+    expect(performance.now() - signalledAt).to.be.below(1000 + 5000);
+    // Every cut stream was charged what passed, and no hold is left behind.
+    const store = new SqliteStore(path.join(dir, 'ledger.db'));
+    const key = (await store.listKeys())[0]!;
+    expect(key.held).to.equal(0n);
+    for (const s of streams) {
+      const row = await store.generation(s.id, key.id);
+      expect(row?.outcome).to.equal('GW_ERR_SHUTTING_DOWN');
+      expect(row?.estimated).to.equal(true);
+      expect(row!.charged > 0n).to.equal(true);
+    }
+    await store.close();
+  });
+});
