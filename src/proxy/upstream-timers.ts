@@ -69,9 +69,13 @@ export class UpstreamTimers {
     this.#response = response;
     clearTimeout(this.#firstByte);
     clearTimeout(this.#connect);
+    this.#armIdle();
+    response.once('close', () => this.clear());
+  }
+
+  #armIdle(): void {
     const { idleMs } = this.#timeouts;
     this.#idle = setTimeout(() => this.#fire(new UpstreamTimeout('idle', idleMs)), idleMs);
-    response.once('close', () => this.clear());
   }
 
   /** A body chunk arrived. */
@@ -93,7 +97,8 @@ export class UpstreamTimers {
   resume(): void {
     if (!this.#held) return;
     this.#held = false;
-    if (this.fired === undefined && this.#response && !this.#response.destroyed) this.#idle?.refresh();
+    // A cleared timer cannot be refreshed back to life: arm a new one.
+    if (this.fired === undefined && this.#response && !this.#response.destroyed) this.#armIdle();
   }
 
   clear(): void {

@@ -1,10 +1,11 @@
-import { ERR } from '../errors.ts';
+import { ERR, GatewayError } from '../errors.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
-import type { Attempt, AttemptFailure, AttemptResult } from './attempt.ts';
+import { failed, type Attempt, type AttemptFailure, type AttemptResult } from './attempt.ts';
+import { failureOf } from './failures.ts';
 import type { Breakers, CircuitBreaker } from './breaker.ts';
 import type { InFlight } from './in-flight.ts';
 import { StreamPrelude } from './stream-prelude.ts';
@@ -62,7 +63,11 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         state.route = { ...first, provider: route.provider, upstreamModel: route.model };
         state.outcome.attempts = (state.outcome.attempts ?? 0) + 1;
         const attempt: Attempt = { timeouts: route.provider.config.timeouts, prelude, signal: controller.signal, keepaliveMs: options.keepaliveMs };
-        const result = await serve(ctx, route, attempt);
+        const result = await serve(ctx, route, attempt).catch((err: unknown) => {
+          // A plugin's request hook or a bug: answered like any failure, so keepalives end properly.
+          if (!(err instanceof GatewayError)) options.log.error({ req_id: state.requestId, provider, err }, 'route failed');
+          return failed(failureOf(err instanceof GatewayError ? err : ERR.internal()));
+        });
         if (result.ok) {
           judge(breaker, state.outcome.error);
           return;

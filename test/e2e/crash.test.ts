@@ -1,28 +1,13 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { serveProcess } from '../support/serve-process.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { FakeUpstream, FIXTURES } from '../support/fake-upstream.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 const KEY = 'sk-jct-crash-0123456789abcdefgh';
 
-function serve(file: string): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--config', file, '--port', '0']);
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1]) resolve({ child, url: match[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
-}
 
 describe('crash safety: SIGKILL mid-stream', () => {
   let upstream: FakeUpstream;
@@ -50,7 +35,7 @@ models: [{ id: m, routes: [{ provider: up }], pricing: { input: 3, output: 15 } 
         body: JSON.stringify({ model: 'm', max_tokens: 1000, stream, messages: [{ role: 'user', content: 'hello' }] }),
       });
 
-    const first = await serve(file);
+    const first = await serveProcess(file);
     const acknowledged: string[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await ask(first.url, false);
@@ -73,7 +58,7 @@ models: [{ id: m, routes: [{ provider: up }], pricing: { input: 3, output: 15 } 
     await store.close();
 
     upstream.script(undefined);
-    const second = await serve(file);
+    const second = await serveProcess(file);
     try {
       const after = new SqliteStore(path.join(dir, 'ledger.db'));
       const settled = (await after.listKeys())[0]!;

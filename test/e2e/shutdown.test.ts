@@ -1,29 +1,15 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { serveProcess } from '../support/serve-process.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { FakeUpstream } from '../support/fake-upstream.ts';
 import { COMBOS, endsInBandError, headersOf, pathOf, requestBody, streamOf, type Combo } from '../support/resilience.ts';
 import { KEYS } from '../support/gateway.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 
-function serve(file: string): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--config', file, '--port', '0']);
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1]) resolve({ child, url: match[1], stderr: () => stderr });
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
-}
 
 function config(dir: string, upstream: string, graceS: number): string {
   const file = path.join(dir, 'gateway.yaml');
@@ -75,7 +61,7 @@ describe('graceful shutdown on SIGTERM', () => {
 
   it('lets streams that finish within the grace finish cleanly, refuses new connections, exits 0', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'junction-drain-'));
-    const gw = await serve(config(dir, upstream.url, 10));
+    const gw = await serveProcess(config(dir, upstream.url, 10));
     upstream.script((req) => ({ sse: streamOf(req.url.startsWith('/v1/chat') ? 'chat' : 'messages'), eventDelayMs: 60 }));
     const streams = await Promise.all(COMBOS.map((combo) => openStream(gw.url, combo)));
     const exited = exitOf(gw.child);
@@ -103,7 +89,7 @@ describe('graceful shutdown on SIGTERM', () => {
 
   it('past the grace, ends the remaining streams with an in-band error, settles them, exits 0', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'junction-drain-'));
-    const gw = await serve(config(dir, upstream.url, 1));
+    const gw = await serveProcess(config(dir, upstream.url, 1));
     upstream.script((req) => ({ sse: streamOf(req.url.startsWith('/v1/chat') ? 'chat' : 'messages'), eventDelayMs: 3000 }));
     const streams = await Promise.all(COMBOS.map((combo) => openStream(gw.url, combo)));
     const exited = exitOf(gw.child);
