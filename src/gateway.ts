@@ -101,8 +101,11 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     lifecycle,
     log,
   });
-  // Timeouts below are enforced by a periodic sweep; Node's default sweep is every 30 s.
-  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, app.callback());
+  // Timeouts below are enforced by a periodic sweep; Node's default sweep is every 30 s. TCP
+  // keepalive probes keep a connection waiting minutes for a whole (non-streamed) answer alive
+  // through NATs and idle-cutting middleboxes, where HTTP has nothing to send (reliability.md §2.2).
+  let closing: Promise<void> | undefined;
+  const server = http.createServer({ connectionsCheckingInterval: 1_000, keepAlive: true, keepAliveInitialDelay: 30_000 }, app.callback());
   // Slowloris: a client must send its headers, then its whole body, in bounded time (issue #5;
   // reliability.md §5.7). Node checks both every connectionsCheckingInterval (30 s by default).
   server.headersTimeout = config.server.headersTimeoutMs;
@@ -127,34 +130,41 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         });
       });
     },
-    async close(graceMs = 0) {
-      // Stop taking work: no new connections, idle keep-alive ones closed, and a request that
-      // still arrives on a busy one is refused with 503 (issue #5; reliability.md §2.5).
-      lifecycle.draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // In-flight requests and streams may finish within the grace; the rest are ended with an
-      // in-band error (routing/in-flight.ts) and settled.
-      if (!(await settlements.idle(graceMs))) {
-        log.warn({ requests: settlements.pending, grace_ms: graceMs }, 'shutdown grace over: ending the remaining requests');
-        inFlight.abortAll(ERR.shuttingDown());
-      }
-      // Every request is charged before the store closes (issue #4). Closing the upstream pools
-      // ends any that still wait on an upstream.
-      const settled = await settlements.idle(SETTLE_WAIT_MS);
-      server.closeAllConnections();
-      agents.close();
-      if (!settled) await settlements.idle(SETTLE_WAIT_MS);
-      await closed;
-      clearInterval(heartbeat);
-      await settlements.retryFailed();
-      if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');
-      keys.stop();
-      for (const provider of providers.values()) await provider.plugin.close?.();
-      await store.close();
-      log.flush();
+    close(graceMs = 0) {
+      // Idempotent: a second call (a second signal) waits for the same drain.
+      closing ??= drain(graceMs);
+      return closing;
     },
   };
+
+  /** Stops accepting, waits out the grace, ends and settles the rest, then releases everything. */
+  async function drain(graceMs: number): Promise<void> {
+    // Stop taking work: no new connections, idle keep-alive ones closed, and a request that
+    // still arrives on a busy one is refused with 503 (issue #5; reliability.md §2.5).
+    lifecycle.draining = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // In-flight requests and streams may finish within the grace; the rest are ended with an
+    // in-band error (routing/in-flight.ts) and settled.
+    if (!(await settlements.idle(graceMs))) {
+      log.warn({ requests: settlements.pending, grace_ms: graceMs }, 'shutdown grace over: ending the remaining requests');
+      inFlight.abortAll(ERR.shuttingDown());
+    }
+    // Every request is charged before the store closes (issue #4). Closing the upstream pools
+    // ends any that still wait on an upstream.
+    const settled = await settlements.idle(SETTLE_WAIT_MS);
+    server.closeAllConnections();
+    agents.close();
+    if (!settled) await settlements.idle(SETTLE_WAIT_MS);
+    await closed;
+    clearInterval(heartbeat);
+    await settlements.retryFailed();
+    if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');
+    keys.stop();
+    for (const provider of providers.values()) await provider.plugin.close?.();
+    await store.close();
+    log.flush();
+  }
 }
 
 /** Another gateway process is alive if it is this one, or runs on this host with its pid still there. */

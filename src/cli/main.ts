@@ -70,7 +70,13 @@ async function serve(args: readonly string[]): Promise<number | null> {
   // end the rest with an in-band error, settle the ledger, exit 0 (issue #5). A second signal
   // does not cut the drain short: the grace is the operator's promise to clients.
   const grace = config.server.shutdownGraceMs;
+  let stopping = false;
   const stop = (signal: string): void => {
+    if (stopping) {
+      process.stderr.write(`junction: ${signal} received, still draining\n`);
+      return;
+    }
+    stopping = true;
     process.stderr.write(`junction: ${signal} received, draining (up to ${grace / 1000} s)\n`);
     void gateway.close(grace).then(
       () => {
@@ -83,8 +89,9 @@ async function serve(args: readonly string[]): Promise<number | null> {
       },
     );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  // on, not once: a second signal must meet this handler, not Node's default (which kills).
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   return null;
 }
 

@@ -28,6 +28,14 @@ export interface TranslationPlan {
    * when the client did not ask to see it (issue #4).
    */
   streamUsage(): TokenUsage | undefined;
+  /**
+   * True once a first event came from upstream. Converters may open the client's stream before
+   * that (a message_start of their own); the failover loop must not take that as the upstream's
+   * answer (issue #5).
+   */
+  upstreamStarted(): boolean;
+  /** Resolves with the upstream's first event. */
+  readonly whenUpstreamStarted: Promise<void>;
 }
 
 export interface PlanInput {
@@ -61,9 +69,16 @@ export function planTranslation(input: PlanInput): TranslationPlan {
   const plan = planFormats(input);
   const usage = emptyUsage();
   let seen = false;
+  let started = false;
+  let markStarted = (): void => undefined;
+  const whenUpstreamStarted = new Promise<void>((resolve) => (markStarted = resolve));
   const apply = input.translator.upstream === 'chat' ? applyChatChunk : applyMessagesEvent;
   async function* tapped(events: AsyncIterable<Json>): AsyncGenerator<Json> {
     for await (const event of events) {
+      if (!started) {
+        started = true;
+        markStarted();
+      }
       if (apply(usage, event)) seen = true;
       yield event;
     }
@@ -73,6 +88,8 @@ export function planTranslation(input: PlanInput): TranslationPlan {
     answer: plan.answer,
     stream: (events) => plan.convert(tapped(plan.parse(events))),
     streamUsage: () => (seen ? usage : undefined),
+    upstreamStarted: () => started,
+    whenUpstreamStarted,
   };
 }
 

@@ -34,7 +34,14 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {
     const answer = result.body as unknown as Json;
-    attempt.prelude?.stop();
+    attempt.commit();
+    if (ctx.res.headersSent) {
+      // Keepalives already began an SSE answer for this stream request; a whole body cannot follow.
+      const err = ERR.pluginInvalidResult(provider, 'a whole answer to a stream request');
+      ctx.state.outcome.error = err.code;
+      ctx.res.end(streamErrorFrame(ctx.state.surface, err, ctx.state.requestId));
+      return SERVED;
+    }
     sendBody(ctx, clientFormat, result.format === clientFormat ? answer : bridgeBody(result.format, answer));
     return SERVED;
   }
@@ -83,17 +90,45 @@ export async function sendStream(
   log: Logger,
   attempt: Attempt,
   onWait?: (waiting: boolean) => void,
+  upstream?: { started(): boolean; readonly whenStarted: Promise<void> },
 ): Promise<AttemptResult> {
   const { surface, requestId, outcome } = ctx.state;
   const iterator = events[Symbol.asyncIterator]();
-  let next: IteratorResult<Json>;
+  // Events a converter makes up before the upstream said anything (its own message_start and
+  // ping) are held until the upstream's first event: an upstream that opens with an error is still
+  // a failure the loop may retry (issue #5). They go out as soon as it has spoken, even if the
+  // converter is still waiting on more (peer pitfall #26: message_start before the first token).
+  const early: Json[] = [];
+  let pending: Promise<IteratorResult<Json>> | undefined = iterator.next();
   try {
-    next = await iterator.next();
+    if (upstream) {
+      const started = upstream.whenStarted.then((): typeof STARTED => STARTED);
+      while (pending && !upstream.started()) {
+        const first: IteratorResult<Json> | typeof STARTED = await Promise.race([pending, started]);
+        if (first === STARTED) break;
+        if (first.done === true) pending = undefined;
+        else {
+          early.push(first.value);
+          pending = iterator.next();
+        }
+      }
+      // Awaited below; a rejection meanwhile must not count as unhandled.
+      pending?.catch(() => undefined);
+    } else {
+      const first = await pending;
+      if (first.done === true) pending = undefined;
+      else {
+        early.push(first.value);
+        pending = iterator.next();
+        pending.catch(() => undefined);
+      }
+    }
   } catch (err) {
     return failed(failureOf(asFailure(err, provider, requestId, log)));
   }
+  if (!pending && early.length === 0) return failed(failureOf(ERR.pluginInvalidResult(provider, 'an empty stream')));
   outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
-  attempt.prelude?.stop();
+  attempt.commit();
   ctx.respond = false;
   const writer = new SseWriter(ctx.res, surface, attempt.keepaliveMs, onWait);
   writer.start();
@@ -101,20 +136,25 @@ export async function sendStream(
   let sawUsage = false;
   let outputChars = 0;
   const isMessages = format === 'messages';
+  const send = async (value: Json): Promise<void> => {
+    let event = value;
+    const carriesUsage = isMessages ? applyMessagesEvent(usage, event) : applyChatChunk(usage, event);
+    if (carriesUsage) sawUsage = true;
+    if (carriesUsage && !isMessages) event = withCost(event, usage, ctx);
+    outputChars += isMessages ? messagesDeltaChars(event) : chatDeltaChars(event);
+    await writer.write(isMessages ? messagesEventFrame(event as { type: string }) : chatChunkFrame(event));
+  };
   try {
-    while (next.done !== true) {
-      let event = next.value;
-      const carriesUsage = isMessages ? applyMessagesEvent(usage, event) : applyChatChunk(usage, event);
-      if (carriesUsage) sawUsage = true;
-      if (carriesUsage && !isMessages) event = withCost(event, usage, ctx);
-      outputChars += isMessages ? messagesDeltaChars(event) : chatDeltaChars(event);
-      await writer.write(isMessages ? messagesEventFrame(event as { type: string }) : chatChunkFrame(event));
-      if (writer.closed) {
-        outcome.error = CLIENT_DISCONNECTED;
-        await iterator.return?.();
-        break;
-      }
-      next = await iterator.next();
+    for (const event of early) await send(event);
+    while (pending && !writer.closed) {
+      const next: IteratorResult<Json> = await pending;
+      if (next.done === true) break;
+      await send(next.value);
+      pending = writer.closed ? undefined : iterator.next();
+    }
+    if (writer.closed) {
+      outcome.error = CLIENT_DISCONNECTED;
+      await iterator.return?.();
     }
     writer.end(isMessages ? undefined : CHAT_DONE_FRAME);
   } catch (err) {
@@ -127,6 +167,8 @@ export async function sendStream(
   }
   return SERVED;
 }
+
+const STARTED: unique symbol = Symbol('upstream started');
 
 /** Characters of model output in a Messages delta event, for the estimate of a cut stream. */
 function messagesDeltaChars(event: Json): number {

@@ -5,7 +5,7 @@ import { FORMAT_OF } from '../formats/wire.ts';
 import type { GatewayContext } from '../http/state.ts';
 import { failed, retryAfterMs, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { connectionFailure, failureOf } from '../routing/failures.ts';
-import { errorFromBody, retryHeaders } from '../proxy/upstream-error.ts';
+import { errorFromBody, readErrorBody, retryHeaders } from '../proxy/upstream-error.ts';
 import { UpstreamTimers } from '../proxy/upstream-timers.ts';
 import type { Logger } from '../log.ts';
 import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
@@ -64,7 +64,7 @@ export async function serveTranslated(
   }
   outcome.upstreamStatus = response.status;
   if (response.status < 200 || response.status >= 300) {
-    const error = await upstreamFailure(response, translator, call, provider, log);
+    const error = await upstreamFailure(response, translator, call, provider, log, () => timers.touch());
     if (response.status === 401 || response.status === 402) return failed(failureOf(error));
     return failed(statusFailure(response.status, error, retryAfterMs(response.header)));
   }
@@ -83,9 +83,15 @@ export async function serveTranslated(
     try {
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
-      return await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait);
+      const upstream = { started: plan.upstreamStarted, whenStarted: plan.whenUpstreamStarted };
+      return await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait, upstream);
     } finally {
-      if (!response.body.readableEnded && !response.body.destroyed) response.body.resume();
+      // After a clean end, drain the little that is left so the socket returns to the pool; after
+      // a failure (the client left, an error mid-way) stop the upstream instead of letting it run.
+      if (!response.body.readableEnded && !response.body.destroyed) {
+        if (outcome.error === undefined) response.body.resume();
+        else response.body.destroy();
+      }
       // Bill what the upstream reported, whether or not the client asked to see it.
       const usage = plan.streamUsage();
       if (usage) outcome.usage = usage;
@@ -106,7 +112,7 @@ export async function serveTranslated(
   if (!isObject(answer)) return failed(failureOf(ERR.upstreamInvalid(provider, 'the answer is not a JSON object')));
   const failure = failureInAnswer(answer, provider);
   if (failure) return failed(failureOf(failure));
-  attempt.prelude?.stop();
+  attempt.commit();
   sendBody(ctx, clientFormat, plan.answer(answer));
   return SERVED;
 }
@@ -124,8 +130,10 @@ async function upstreamFailure(
   call: CallContext,
   provider: string,
   log: Logger,
+  onChunk: () => void,
 ): Promise<GatewayError> {
-  const text = await response.text().catch(() => '');
+  // Capped: an upstream's error body can be anything, and only its first 64 KB can matter.
+  const text = (await readErrorBody(response.body, onChunk))?.body.toString('utf8') ?? '';
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);

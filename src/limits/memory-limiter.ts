@@ -83,7 +83,9 @@ export class MemoryRateLimiter implements RateLimiter {
       if (limits.rpm !== null) state.requests -= 1;
       // Debited whole, even past zero: the bucket's debt delays the key's next requests.
       if (limits.tpm !== null) state.tokens -= inputTokens;
-      if (limits.concurrency !== null) state.inFlight += 1;
+      // Counted whatever the limits: the sweep must never drop a key with a request in flight,
+      // or that request's tpm settlement would be lost.
+      state.inFlight += 1;
     }
     return {
       ok: blocked === null,
@@ -98,7 +100,7 @@ export class MemoryRateLimiter implements RateLimiter {
     const state = this.#keys.get(key);
     // Never pruned while a request is in flight; gone only if it held nothing to give back.
     if (state === undefined) return;
-    if (limits.concurrency !== null && state.inFlight > 0) state.inFlight -= 1;
+    if (state.inFlight > 0) state.inFlight -= 1;
     if (limits.tpm !== null) {
       refill(state, limits, this.#now());
       // The estimate was debited at admission; settle the difference. A credit cannot overfill.

@@ -12,6 +12,7 @@ import { applyChatUsage, emptyUsage } from '../usage/normalize.ts';
 import { addCostToBody, ChatStreamRewriter, type AddCost } from './chat-usage-rewriter.ts';
 import { filterResponseHeaders } from './headers.ts';
 import { SseGuard } from './sse-guard.ts';
+import type { Primed } from './first-event.ts';
 import { errorFromBody, readErrorBody } from './upstream-error.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
 
@@ -27,12 +28,14 @@ export interface RelayInput {
   readonly provider: string;
   readonly proxyRes: IncomingMessage;
   readonly timers: UpstreamTimers;
+  /** A stream's first whole events, read before committing (proxy/first-event.ts). */
+  readonly primed: Primed | undefined;
 }
 
 /** Ends the relay early with an error (a shutdown); a no-op once the response is over. */
 export type Interrupt = (err: GatewayError) => void;
 
-export function relayNative({ ctx, provider, proxyRes, timers }: RelayInput): Interrupt {
+export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayInput): Interrupt {
   const { state, res } = ctx;
   const status = proxyRes.statusCode ?? 502;
   const endpoint = state.route?.endpoint ?? 'messages';
@@ -61,6 +64,7 @@ export function relayNative({ ctx, provider, proxyRes, timers }: RelayInput): In
     if (usage) state.outcome.usage = usage;
     if (tap) state.outcome.outputEstimate = tap.outputEstimate();
   };
+  if (primed) for (const chunk of primed.raw) tap?.push(chunk);
   proxyRes.on('error', () => undefined); // reported through 'close' below
   // Paused by backpressure from a slow client (here or in pipe()): that silence is not the upstream's.
   proxyRes.on('pause', () => timers.hold());
@@ -85,8 +89,8 @@ export function relayNative({ ctx, provider, proxyRes, timers }: RelayInput): In
 
   if (committed && (status >= 300 || !isSse)) {
     // Keepalives went out, so the status is spent: report the upstream's answer in-band.
-    void readErrorBody(proxyRes).then((body) =>
-      fail(status >= 300 && body !== null ? errorFromBody(body, status, provider) : ERR.upstreamInvalid(provider, `HTTP ${status} without a stream`)),
+    void readErrorBody(proxyRes).then((read) =>
+      fail(status >= 300 && read !== null ? errorFromBody(read.body, status, provider) : ERR.upstreamInvalid(provider, `HTTP ${status} without a stream`)),
     );
     return () => undefined;
   }
@@ -96,7 +100,7 @@ export function relayNative({ ctx, provider, proxyRes, timers }: RelayInput): In
     const rewriter = chat && (state.usageForced === true || asksForUsage(state.body))
       ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
       : null;
-    relaySse(res, proxyRes, status, headers, new SseGuard(FORMAT_OF[endpoint]), rewriter, fail, provider);
+    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint]) }, rewriter, fail, provider);
   } else if (chat && !isSse) {
     relayWithCost(proxyRes, res, status, headers, costAdder(state));
   } else {
@@ -116,12 +120,14 @@ function relaySse(
   proxyRes: IncomingMessage,
   status: number,
   headers: OutgoingHttpHeaders,
-  guard: SseGuard,
+  primed: Primed,
   rewriter: ChatStreamRewriter | null,
   fail: (err: GatewayError) => void,
   provider: string,
 ): void {
+  const guard = primed.guard;
   if (!res.headersSent) res.writeHead(status, headers);
+  if (primed.events.length > 0) res.write(rewriter === null ? primed.events : rewriter.push(primed.events));
   proxyRes.on('data', (chunk: Buffer) => {
     const events = guard.push(chunk);
     const out = rewriter === null ? events : rewriter.push(events);
@@ -132,6 +138,8 @@ function relaySse(
     }
   });
   res.on('drain', () => proxyRes.resume());
+  // Paused by the first-event read; flowing from here, with backpressure.
+  proxyRes.resume();
   proxyRes.on('end', () => {
     if (guard.malformed) return;
     if (guard.pending || !guard.terminated) {

@@ -14,7 +14,8 @@ import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFil
 import { relayNative, type Interrupt } from './native-relay.ts';
 import { errorFromBody, readErrorBody, retryHeaders } from './upstream-error.ts';
 import { UpstreamTimeout, UpstreamTimers } from './upstream-timers.ts';
-import { connectionFailure } from '../routing/failures.ts';
+import { connectionFailure, failureOf } from '../routing/failures.ts';
+import { awaitFirstEvent, type Primed } from './first-event.ts';
 
 /** One provider endpoint served natively, compiled once at start-up. */
 export interface NativeTarget {
@@ -94,6 +95,10 @@ export class Passthrough {
     state.outcome.kind = 'native';
     const provider = target.providerId;
     const timers = new UpstreamTimers(attempt.timeouts);
+    // http-proxy-3 adds a 'close' listener on the response and an 'error' listener on the request
+    // per web() call; a failed attempt's are removed, or retries would pile them up.
+    const resCloseBefore = res.listeners('close');
+    const reqErrorBefore = req.listeners('error');
     return new Promise((resolve) => {
       let proxyReq: ClientRequest | undefined;
       let committed = false;
@@ -103,6 +108,10 @@ export class Passthrough {
         if (settled) return;
         settled = true;
         attempt.signal.removeEventListener('abort', onAbort);
+        if (!result.ok) {
+          for (const listener of res.listeners('close')) if (!resCloseBefore.includes(listener)) res.off('close', listener as () => void);
+          for (const listener of req.listeners('error')) if (!reqErrorBefore.includes(listener)) req.off('error', listener as () => void);
+        }
         resolve(result);
       };
       // The client left, or the shutdown grace ended.
@@ -118,6 +127,32 @@ export class Passthrough {
       };
       attempt.signal.addEventListener('abort', onAbort, { once: true });
 
+      // From here the client gets this answer: nothing after it is retried.
+      const commitTo = (proxyRes: IncomingMessage, primed: Primed | undefined): void => {
+        committed = true;
+        attempt.commit();
+        const status = proxyRes.statusCode ?? 502;
+        // An error relayed in-band behind keepalives is not an answer (the ledger must not charge it).
+        if (status < 300 || !res.headersSent) state.outcome.firstByteMs = performance.now() - state.startedAt;
+        // Done when the client response and the upstream answer have both closed: the answer's
+        // handlers record usage and how it ended, which the ledger needs.
+        let upstreamOpen = !proxyRes.destroyed;
+        let clientClosed = res.destroyed || res.writableFinished;
+        const settle = (): void => {
+          if (clientClosed && !upstreamOpen) done(SERVED);
+        };
+        res.once('close', () => {
+          clientClosed = true;
+          settle();
+        });
+        proxyRes.once('close', () => {
+          upstreamOpen = false;
+          // Deferred so the relay's own close handler (usage, interruption) has run first.
+          setImmediate(settle);
+        });
+        interrupt = relayNative({ ctx, provider, proxyRes, timers, primed });
+      };
+
       this.#hooks.set(req, {
         onProxyReq: (request) => {
           proxyReq = request;
@@ -129,6 +164,7 @@ export class Passthrough {
             return;
           }
           timers.responded(proxyRes);
+          proxyRes.on('error', () => undefined); // every ending is read from 'close'
           const status = proxyRes.statusCode ?? 502;
           state.outcome.upstreamStatus = status;
           if (status === 401) {
@@ -140,36 +176,28 @@ export class Passthrough {
             return;
           }
           if (retryClassOf(status) !== 'never') {
-            void readErrorBody(proxyRes).then((errorBody) => {
+            void readErrorBody(proxyRes, () => timers.touch()).then((read) => {
               const header = (name: string): string | undefined => headerValue(proxyRes.headers[name]);
               const retryAfter = retryAfterMs(header);
-              const error = errorFromBody(errorBody ?? '', status, provider, retryHeaders(header));
-              const rawAnswer = errorBody === null ? undefined : { status, headers: filterResponseHeaders(proxyRes.headers), body: errorBody };
+              const error = errorFromBody(read?.body ?? '', status, provider, retryHeaders(header));
+              // The upstream's own answer is passed on only whole; a cut one would be invalid JSON.
+              const whole = read !== null && !read.truncated;
+              const rawAnswer = whole ? { status, headers: filterResponseHeaders(proxyRes.headers), body: read.body } : undefined;
               done(failed(statusFailure(status, error, retryAfter, rawAnswer)));
             });
             return;
           }
-          // From here the client gets this answer: nothing after it is retried.
-          committed = true;
-          attempt.prelude?.stop();
-          state.outcome.firstByteMs = performance.now() - state.startedAt;
-          // Done when the client response and the upstream answer have both closed: the
-          // answer's handlers record usage and how it ended, which the ledger needs.
-          let upstreamOpen = true;
-          let clientClosed = res.destroyed || res.writableFinished;
-          const settle = (): void => {
-            if (clientClosed && !upstreamOpen) done(SERVED);
-          };
-          res.once('close', () => {
-            clientClosed = true;
-            settle();
-          });
-          proxyRes.once('close', () => {
-            upstreamOpen = false;
-            // Deferred so the relay's own close handler (usage, interruption) has run first.
-            setImmediate(settle);
-          });
-          interrupt = relayNative({ ctx, provider, proxyRes, timers });
+          if (status < 300 && proxyRes.headers['content-type']?.startsWith('text/event-stream') === true) {
+            // A stream is committed to at its first whole event: one that opens with an error
+            // (an overloaded_error under HTTP 200) is still a failure the loop may retry.
+            void awaitFirstEvent(proxyRes, FORMAT_OF[route.endpoint], provider, timers).then((first) => {
+              if (settled) return;
+              if (first.kind === 'events') commitTo(proxyRes, first.primed);
+              else done(failed(first.kind === 'error' ? statusFailure(first.error.status, first.error, null) : failureOf(first.error)));
+            });
+            return;
+          }
+          commitTo(proxyRes, undefined);
         },
       });
       state.outcome.dispatched = true;

@@ -31,6 +31,9 @@ const MAX_HELD = 8 * 1024 * 1024;
 export class SseGuard {
   readonly #chat: boolean;
   #held: Buffer | null = null;
+  /** Chunks of an unfinished event, joined only once a chunk could finish it (no O(n²) copying). */
+  #parts: Buffer[] = [];
+  #partsLength = 0;
   /** The stream ended properly, or reported its own error. */
   terminated = false;
   upstreamError = false;
@@ -47,8 +50,15 @@ export class SseGuard {
   /** The bytes of the events completed by this chunk (possibly empty); a malformed event and all after it are withheld. */
   push(chunk: Buffer): Buffer {
     if (this.malformed) return EMPTY;
+    if (this.#held !== null && !mayEndEvent(chunk)) {
+      this.#parts.push(chunk);
+      this.#partsLength += chunk.length;
+      if (this.#held.length + this.#partsLength <= MAX_HELD) return EMPTY;
+    }
     const held = this.#held;
-    const buf = held === null ? chunk : Buffer.concat([held, chunk]);
+    const buf = held === null ? chunk : Buffer.concat([held, ...this.#parts, ...(this.#parts.at(-1) === chunk ? [] : [chunk])]);
+    this.#parts = [];
+    this.#partsLength = 0;
     // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
     if (this.#chat && !this.terminated && buf.indexOf(FINISHED) !== -1) this.terminated = true;
     let lineStart = 0;
@@ -84,7 +94,7 @@ export class SseGuard {
 
   /** Bytes of an event the upstream never finished. */
   get pending(): boolean {
-    return this.#held !== null;
+    return this.#held !== null || this.#parts.length > 0;
   }
 
   #line(buf: Buffer, start: number, end: number): void {
@@ -119,6 +129,13 @@ export class SseGuard {
 }
 
 const EMPTY = Buffer.alloc(0);
+const LF_LF = Buffer.from('\n\n');
+const LF_CRLF = Buffer.from('\n\r\n');
+
+/** Whether a chunk can complete an event: it holds a blank line, or starts one after held bytes. */
+function mayEndEvent(chunk: Buffer): boolean {
+  return chunk[0] === LF || chunk[0] === CR || chunk.indexOf(LF_LF) !== -1 || chunk.indexOf(LF_CRLF) !== -1;
+}
 
 function startsWith(buf: Buffer, start: number, end: number, prefix: Buffer): boolean {
   return end - start >= prefix.length && buf.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;

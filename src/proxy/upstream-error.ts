@@ -9,17 +9,30 @@ const MAX_ERROR_BODY = 64 * 1024;
 /** Response headers worth passing on with an error: they tell the client when to retry. */
 export const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
 
-/** An upstream error response's body, up to 64 KB; null if the connection broke first. */
-export function readErrorBody(response: IncomingMessage): Promise<Buffer | null> {
+export interface ErrorBody {
+  /** The first 64 KB. */
+  readonly body: Buffer;
+  /** The body was longer: what is kept is not the upstream's whole answer. */
+  readonly truncated: boolean;
+}
+
+/**
+ * An upstream error response's body, kept up to 64 KB and the rest drained unread, so a huge
+ * error body costs no memory; null if the connection broke first. `onChunk` runs per chunk (the
+ * idle timer).
+ */
+export function readErrorBody(response: IncomingMessage, onChunk?: () => void): Promise<ErrorBody | null> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const kept = (): ErrorBody => ({ body: Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY), truncated: size > MAX_ERROR_BODY });
     response.on('data', (chunk: Buffer) => {
+      onChunk?.();
       if (size < MAX_ERROR_BODY) chunks.push(chunk);
       size += chunk.length;
     });
-    response.once('end', () => resolve(Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY)));
-    response.once('close', () => resolve(response.complete ? Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY) : null));
+    response.once('end', () => resolve(kept()));
+    response.once('close', () => resolve(response.complete ? kept() : null));
   });
 }
 

@@ -1,7 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { GatewayError } from '../errors.ts';
 import type { Timeouts } from '../config/types.ts';
-import type { StreamPrelude } from './stream-prelude.ts';
 
 /**
  * One try of one route (issue #5). A serving path either starts the client's response (then it
@@ -11,8 +10,12 @@ import type { StreamPrelude } from './stream-prelude.ts';
  */
 export interface Attempt {
   readonly timeouts: Timeouts;
-  /** Keepalives for a stream waiting on its first upstream byte; null for whole answers. */
-  readonly prelude: StreamPrelude | null;
+  /**
+   * Called by the serving path at the moment it starts writing the upstream's answer: keepalives
+   * stop (none may interleave with it), and the route's breaker hears of its success now, not
+   * when a minutes-long stream ends (a half-open probe would hold the route shut until then).
+   */
+  commit(): void;
   /** Keepalive interval for a stream the gateway writes itself, when it falls silent. */
   readonly keepaliveMs: number;
   /** Aborts when the client leaves or the gateway's shutdown grace ends; the reason is a GatewayError. */

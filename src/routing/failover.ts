@@ -50,7 +50,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   let last: AttemptFailure | undefined;
   let soonestProbeMs = Infinity;
   try {
-    routes: for (let index = 0; index < routes.length; index++) {
+    routes: for (let index = 0; index < routes.length && !controller.signal.aborted; index++) {
       const route = routes[index];
       if (!route) continue;
       const provider = route.provider.config.id;
@@ -62,8 +62,17 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
       for (let retry = 0; ; retry++) {
         state.route = { ...first, provider: route.provider, upstreamModel: route.model };
         state.outcome.attempts = (state.outcome.attempts ?? 0) + 1;
-        const attempt: Attempt = { timeouts: route.provider.config.timeouts, prelude, signal: controller.signal, keepaliveMs: options.keepaliveMs };
-        const result = await serve(ctx, route, attempt).catch((err: unknown) => {
+        const attempt: Attempt = {
+          timeouts: route.provider.config.timeouts,
+          signal: controller.signal,
+          keepaliveMs: options.keepaliveMs,
+          commit: () => {
+            prelude?.stop();
+            breaker.success();
+          },
+        };
+        // Through then(), so a synchronous throw in a serving path is caught here too.
+        const result = await Promise.resolve().then(() => serve(ctx, route, attempt)).catch((err: unknown) => {
           // A plugin's request hook or a bug: answered like any failure, so keepalives end properly.
           if (!(err instanceof GatewayError)) options.log.error({ req_id: state.requestId, provider, err }, 'route failed');
           return failed(failureOf(err instanceof GatewayError ? err : ERR.internal()));
@@ -74,6 +83,9 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         }
         const failure = result.failure;
         last = failure;
+        // A failed attempt is not billed; a request in flight when the client left still is, for the
+        // prompt the upstream read (issue #4).
+        if (failure.error.code !== 'GW_ERR_CLIENT_CLOSED') state.outcome.dispatched = false;
         if (failure.routeFault) breaker.failure();
         else breaker.release();
         if (failure.retry === 'never' || controller.signal.aborted) break routes;
@@ -100,7 +112,10 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   }
 }
 
-/** A started response that ended in an upstream fault counts against its route; anything else clears it. */
+/**
+ * A started response that ended in an upstream fault counts against its route; anything else
+ * clears it (again, for answers that committed: idempotent).
+ */
 function judge(breaker: CircuitBreaker, error: string | undefined): void {
   if (error !== undefined && ROUTE_FAULTS.has(error)) breaker.failure();
   else breaker.success();

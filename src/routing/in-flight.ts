@@ -4,6 +4,8 @@
  */
 export class InFlight {
   readonly #controllers = new Set<AbortController>();
+  /** Set once everything was aborted: a request reaching dispatch later is aborted at once. */
+  #reason: Error | undefined;
 
   get size(): number {
     return this.#controllers.size;
@@ -11,11 +13,13 @@ export class InFlight {
 
   /** Tracks a request until the returned function is called. */
   add(controller: AbortController): () => void {
+    if (this.#reason) controller.abort(this.#reason);
     this.#controllers.add(controller);
     return () => this.#controllers.delete(controller);
   }
 
   abortAll(reason: Error): void {
+    this.#reason = reason;
     for (const controller of this.#controllers) controller.abort(reason);
   }
 }

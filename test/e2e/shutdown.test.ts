@@ -117,4 +117,22 @@ describe('graceful shutdown on SIGTERM', () => {
     }
     await store.close();
   });
+
+  for (const second of ['SIGTERM', 'SIGINT'] as const) {
+    it(`a second signal (SIGTERM then ${second}) does not cut the drain short`, async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'junction-drain-'));
+      const gw = await serveProcess(config(dir, upstream.url, 10));
+      upstream.script(() => ({ sse: streamOf('messages'), eventDelayMs: 100 }));
+      const stream = await openStream(gw.url, COMBOS[0]!);
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+        gw.child.removeAllListeners('exit');
+        gw.child.once('exit', (code, signal) => resolve({ code, signal }));
+      });
+      gw.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      gw.child.kill(second);
+      expect(await exited).to.deep.equal({ code: 0, signal: null });
+      expect(await stream.rest).to.include('event: message_stop');
+    });
+  }
 });

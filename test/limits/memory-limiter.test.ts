@@ -157,19 +157,35 @@ describe('in-memory rate limiter', () => {
 
   describe('memory', () => {
     it('drops keys whose buckets refilled, and keeps those with requests in flight or in debt', async () => {
-      for (let key = 0; key < 100; key++) await limiter.admit(key, limits({ rpm: 10 }), 0);
+      for (let key = 0; key < 100; key++) {
+        await limiter.admit(key, limits({ rpm: 10 }), 0);
+        await limiter.release(key, limits({ rpm: 10 }), 0, 0);
+      }
       await limiter.admit(500, limits({ concurrency: 1 }), 0);
       await limiter.admit(501, limits({ tpm: 100 }), 1000); // 900 in debt: 10 minutes to refill
+      await limiter.release(501, limits({ tpm: 100 }), 1000, 1000);
       expect(limiter.size).to.equal(102);
       now += 61_000;
       await limiter.admit(1000, limits({ rpm: 10 }), 0);
+      await limiter.release(1000, limits({ rpm: 10 }), 0, 0);
       expect(limiter.size).to.equal(3);
       // A dropped key starts again from full buckets: the same as if it had been kept.
       expect((await limiter.admit(7, limits({ rpm: 10 }), 0)).requests).to.deep.include({ remaining: 9 });
+      await limiter.release(7, limits({ rpm: 10 }), 0, 0);
       await limiter.release(500, limits({ concurrency: 1 }), 0, 0);
       now += 600_000;
       await limiter.admit(1001, limits({ rpm: 10 }), 0);
       expect(limiter.size).to.equal(1);
+    });
+
+    it('keeps a key with a request in flight even without a concurrency limit, so its tpm settles', async () => {
+      const tpm = limits({ tpm: 10_000 });
+      await limiter.admit(9, tpm, 1_000);
+      now += 61_000;
+      await limiter.admit(10, limits({ rpm: 10 }), 0); // runs the sweep
+      await limiter.release(9, tpm, 1_000, 51_000); // the long request used far more than estimated
+      const next = await limiter.admit(9, tpm, 100);
+      expect(next.blocked).to.equal('tpm');
     });
 
     it('holds nothing for a release of a key it never saw', async () => {

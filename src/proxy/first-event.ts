@@ -1,0 +1,89 @@
+import type { IncomingMessage } from 'node:http';
+import { ERR, type GatewayError } from '../errors.ts';
+import { asObject, isObject } from '../formats/convert/json.ts';
+import { reportedError } from '../formats/upstream-events.ts';
+import type { WireFormat } from '../formats/wire.ts';
+import { SseGuard } from './sse-guard.ts';
+import type { UpstreamTimers } from './upstream-timers.ts';
+
+/**
+ * The error a stream reports in its very first event, if it does: an HTTP 200 stream that opens
+ * with `event: error` (Anthropic's overloaded_error) or `data: {"error":…}` (OpenRouter) has sent
+ * nothing of an answer, so the failover loop may still treat it like the status it names (issue #5;
+ * TrueFoundry and Portkey#741 fail over on it too). `events` holds whole events only.
+ */
+export function leadingError(events: Buffer, format: WireFormat, provider: string): GatewayError | undefined {
+  const text = events.toString('utf8', 0, Math.min(events.length, 64 * 1024));
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    const lines = block.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith(':'));
+    if (lines.length === 0) continue; // a comment-only event: keep looking for the first real one
+    const eventName = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
+    const data = lines
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+      .join('\n');
+    let payload: unknown;
+    try {
+      payload = JSON.parse(data);
+    } catch {
+      return undefined; // the guard reports malformed events
+    }
+    if (!isObject(payload)) return undefined;
+    const isError = format === 'messages' ? eventName === 'error' || payload['type'] === 'error' : isObject(payload['error']);
+    return isError ? reportedError(provider, asObject(payload['error'])) : undefined;
+  }
+  return undefined;
+}
+
+/** What a stream sent before the gateway committed to it: the raw chunks (for the usage tap) and its first whole events. */
+export interface Primed {
+  readonly raw: readonly Buffer[];
+  readonly events: Buffer;
+  readonly guard: SseGuard;
+}
+
+export type FirstEvent =
+  | { readonly kind: 'events'; readonly primed: Primed }
+  | { readonly kind: 'error'; readonly error: GatewayError }
+  | { readonly kind: 'broken'; readonly error: GatewayError };
+
+/**
+ * Reads a native 2xx stream up to its first whole event(s), then pauses it: only then does the
+ * gateway commit to the answer. Keepalives, if any, keep running meanwhile.
+ */
+export function awaitFirstEvent(proxyRes: IncomingMessage, format: WireFormat, provider: string, timers: UpstreamTimers): Promise<FirstEvent> {
+  return new Promise((resolve) => {
+    const guard = new SseGuard(format);
+    const raw: Buffer[] = [];
+    const finish = (result: FirstEvent): void => {
+      proxyRes.off('data', onData);
+      proxyRes.off('close', onClose);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer): void => {
+      timers.touch();
+      raw.push(chunk);
+      const events = guard.push(chunk);
+      if (guard.malformed) {
+        proxyRes.destroy();
+        finish({ kind: 'broken', error: ERR.upstreamInvalid(provider, 'a stream event is not JSON') });
+        return;
+      }
+      if (events.length === 0) return;
+      proxyRes.pause();
+      const error = leadingError(events, format, provider);
+      if (error) {
+        proxyRes.destroy();
+        finish({ kind: 'error', error });
+        return;
+      }
+      finish({ kind: 'events', primed: { raw, events, guard } });
+    };
+    const onClose = (): void => {
+      const fired = timers.fired;
+      finish({ kind: 'broken', error: fired ? ERR.upstreamTimeout(provider, fired.kind, fired.ms) : ERR.upstreamInterrupted(provider) });
+    };
+    proxyRes.on('data', onData);
+    proxyRes.once('close', onClose);
+  });
+}
