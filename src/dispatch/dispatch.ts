@@ -79,7 +79,7 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
   ctx.state.outcome.dispatched = true;
   let result;
   try {
-    result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.signal));
+    result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.cancel.signal));
   } catch (err) {
     if (err instanceof GatewayError) return failed(failureOf(err));
     log.error({ req_id: ctx.state.requestId, provider: providerId, err: String(err) }, 'plugin invoke failed');

@@ -35,7 +35,7 @@ export async function serveTranslated(
   const provider = route.provider.config.id;
   const clientFormat = FORMAT_OF[route.endpoint];
   outcome.kind = 'translated';
-  const call = callContextOf(ctx, log, attempt.signal);
+  const call = callContextOf(ctx, log, attempt.cancel.signal);
   const plan = planTranslation({
     clientFormat,
     body,
@@ -49,7 +49,7 @@ export async function serveTranslated(
   const request = await buildRequest(translator, plan.upstreamBody, call);
   const timers = new UpstreamTimers(attempt.timeouts);
   const reasonOf = (err: unknown): GatewayError => {
-    if (attempt.signal.aborted) return attempt.signal.reason instanceof GatewayError ? attempt.signal.reason : ERR.clientClosed();
+    if (attempt.cancel.aborted) return attempt.cancel.reason instanceof GatewayError ? attempt.cancel.reason : ERR.clientClosed();
     if (timers.fired) return ERR.upstreamTimeout(provider, timers.fired.kind, timers.fired.ms);
     return err instanceof GatewayError ? err : ERR.upstreamInterrupted(provider);
   };
@@ -58,7 +58,7 @@ export async function serveTranslated(
   try {
     response = await postJson(agents, new URL(request.url), request.headers, Buffer.from(JSON.stringify(request.body)), call.signal, timers);
   } catch (err) {
-    if (attempt.signal.aborted) return failed(failureOf(reasonOf(err)));
+    if (attempt.cancel.aborted) return failed(failureOf(reasonOf(err)));
     log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
     return failed(connectionFailure(provider, timers.fired));
   }

@@ -104,10 +104,11 @@ export class Passthrough {
       let committed = false;
       let settled = false;
       let interrupt: Interrupt | undefined;
+      let stopWatchingAbort = (): void => undefined;
       const done = (result: AttemptResult): void => {
         if (settled) return;
         settled = true;
-        attempt.signal.removeEventListener('abort', onAbort);
+        stopWatchingAbort();
         if (!result.ok) {
           for (const listener of res.listeners('close')) if (!resCloseBefore.includes(listener)) res.off('close', listener as () => void);
           for (const listener of req.listeners('error')) if (!reqErrorBefore.includes(listener)) req.off('error', listener as () => void);
@@ -115,8 +116,8 @@ export class Passthrough {
         resolve(result);
       };
       // The client left, or the shutdown grace ended.
-      const onAbort = (): void => {
-        const reason = attempt.signal.reason instanceof GatewayError ? attempt.signal.reason : ERR.clientClosed();
+      const onAbort = (cause: Error): void => {
+        const reason = cause instanceof GatewayError ? cause : ERR.clientClosed();
         if (committed) {
           interrupt?.(reason);
           return;
@@ -125,7 +126,8 @@ export class Passthrough {
         timers.clear();
         done(failed({ error: reason, retry: 'never', retryAfterMs: null, routeFault: false }));
       };
-      attempt.signal.addEventListener('abort', onAbort, { once: true });
+      stopWatchingAbort = attempt.cancel.onAbort(onAbort);
+      if (settled) return; // already cancelled: nothing was sent
 
       // From here the client gets this answer: nothing after it is retried.
       const commitTo = (proxyRes: IncomingMessage, primed: Primed | undefined): void => {

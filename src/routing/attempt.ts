@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { GatewayError } from '../errors.ts';
 import type { Timeouts } from '../config/types.ts';
+import type { Cancellation } from './cancellation.ts';
 
 /**
  * One try of one route (issue #5). A serving path either starts the client's response (then it
@@ -18,8 +19,8 @@ export interface Attempt {
   commit(): void;
   /** Keepalive interval for a stream the gateway writes itself, when it falls silent. */
   readonly keepaliveMs: number;
-  /** Aborts when the client leaves or the gateway's shutdown grace ends; the reason is a GatewayError. */
-  readonly signal: AbortSignal;
+  /** Aborted when the client leaves or the gateway's shutdown grace ends; the reason is a GatewayError. */
+  readonly cancel: Cancellation;
 }
 
 /**

@@ -9,6 +9,7 @@ import { failureOf } from './failures.ts';
 import type { Breakers, CircuitBreaker } from './breaker.ts';
 import type { InFlight } from './in-flight.ts';
 import { StreamPrelude } from './stream-prelude.ts';
+import { Cancellation } from './cancellation.ts';
 
 export interface FailoverOptions {
   readonly routing: RoutingConfig;
@@ -38,7 +39,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   const { state, res } = ctx;
   const first = state.route;
   if (!first) throw ERR.internal();
-  const controller = new AbortController();
+  const controller = new Cancellation();
   const onClose = (): void => {
     if (!res.writableFinished) controller.abort(ERR.clientClosed());
   };
@@ -50,7 +51,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   let last: AttemptFailure | undefined;
   let soonestProbeMs = Infinity;
   try {
-    routes: for (let index = 0; index < routes.length && !controller.signal.aborted; index++) {
+    routes: for (let index = 0; index < routes.length && !controller.aborted; index++) {
       const route = routes[index];
       if (!route) continue;
       const provider = route.provider.config.id;
@@ -64,7 +65,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         state.outcome.attempts = (state.outcome.attempts ?? 0) + 1;
         const attempt: Attempt = {
           timeouts: route.provider.config.timeouts,
-          signal: controller.signal,
+          cancel: controller,
           keepaliveMs: options.keepaliveMs,
           commit: () => {
             prelude?.stop();
@@ -88,7 +89,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         if (failure.error.code !== 'GW_ERR_CLIENT_CLOSED') state.outcome.dispatched = false;
         if (failure.routeFault) breaker.failure();
         else breaker.release();
-        if (failure.retry === 'never' || controller.signal.aborted) break routes;
+        if (failure.retry === 'never' || controller.aborted) break routes;
         options.log.warn(
           { req_id: state.requestId, provider, upstream_model: route.model, error: failure.error.code, status: failure.error.status, attempt: state.outcome.attempts },
           'upstream attempt failed',
@@ -98,13 +99,13 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         if (retry >= routing.retries) break;
         const afterMs = failure.retryAfterMs;
         if (afterMs !== null && afterMs > routing.maxRetryAfterMs) break;
-        await sleep(afterMs ?? backoff(routing.backoffMs, retry), controller.signal);
-        if (controller.signal.aborted) break routes;
+        await sleep(afterMs ?? backoff(routing.backoffMs, retry), controller);
+        if (controller.aborted) break routes;
         if (!breaker.tryPass()) break;
       }
     }
     if (!last) throw ERR.routesOpen(first.model.id, Math.max(1, Math.ceil(soonestProbeMs / 1000)));
-    answerFailure(ctx, controller.signal.aborted && controller.signal.reason instanceof Error ? reasonFailure(controller.signal.reason, last) : last);
+    answerFailure(ctx, controller.reason ? reasonFailure(controller.reason, last) : last);
   } finally {
     prelude?.stop();
     res.off('close', onClose);
@@ -158,20 +159,19 @@ function backoff(baseMs: number, retry: number): number {
   return Math.min(baseMs * 2 ** retry, MAX_BACKOFF_MS) * jitter;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+function sleep(ms: number, cancel: Cancellation): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) {
+    if (cancel.aborted) {
       resolve();
       return;
     }
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
+    const timer = setTimeout(() => {
+      stop();
       resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
+    }, ms);
+    const stop = cancel.onAbort(() => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }
-
-
