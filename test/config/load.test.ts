@@ -230,4 +230,21 @@ models:
     );
     expect(config.models[0]).to.deep.include({ name: 'm1', routes: [{ provider: 'p', model: 'm1', weight: null }] });
   });
+
+  it('loads resilience settings (issue #5): timeouts, weights, routing, server timers; typos name their path', () => {
+    const yaml = `server: { shutdown_grace_s: 5, keepalive_s: 0.5 }
+routing: { retries: 2, max_retry_after_s: 4, circuit_breaker: { failures: 3, cooldown_s: 1.5 } }
+providers: [{ id: p, plugin: mock, timeouts: { first_byte_ms: 30000, idle_ms: 60000 } }]
+models: [{ id: m, routes: [{ provider: p, weight: 3 }, { provider: p, model: m2 }], pricing: { input: 0, output: 0 } }]`;
+    const config = parseConfig(yaml, FILE, {});
+    expect(config.server).to.include({ shutdownGraceMs: 5000, keepaliveMs: 500, headersTimeoutMs: 20_000 });
+    expect(config.routing).to.deep.equal({ retries: 2, backoffMs: 250, maxRetryAfterMs: 4000, breakerFailures: 3, breakerCooldownMs: 1500 });
+    expect(config.providers[0]?.timeouts).to.deep.equal({ connectMs: 10_000, firstByteMs: 30_000, idleMs: 60_000, totalMs: null });
+    expect(config.models[0]?.routes).to.deep.equal([
+      { provider: 'p', model: 'm', weight: 3 },
+      { provider: 'p', model: 'm2', weight: null },
+    ]);
+    const typo = problems(yaml.replace('idle_ms', 'idle').replace('weight: 3', 'weight: 0'));
+    expect(typo.join('\n')).to.match(/providers\[0\]\.timeouts.*idle/).and.to.match(/models\[0\]\.routes\[0\]\.weight/);
+  });
 });
