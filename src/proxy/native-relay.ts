@@ -75,7 +75,8 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   });
   // Registered before the body is forwarded, so usage is recorded before the client response
   // ends and the request is settled.
-  proxyRes.on('end', readUsage);
+  if (proxyRes.readableEnded) readUsage();
+  else proxyRes.on('end', readUsage);
   proxyRes.on('close', () => {
     readUsage();
     if (proxyRes.complete && interruption === undefined) return;
@@ -140,7 +141,7 @@ function relaySse(
   res.on('drain', () => proxyRes.resume());
   // Paused by the first-event read; flowing from here, with backpressure.
   proxyRes.resume();
-  proxyRes.on('end', () => {
+  const onEnd = (): void => {
     if (guard.malformed) return;
     if (guard.pending || !guard.terminated) {
       fail(ERR.upstreamInterrupted(provider));
@@ -148,7 +149,11 @@ function relaySse(
     }
     if (guard.upstreamError) res.end();
     else res.end(rewriter?.flush());
-  });
+  };
+  // A stream that came whole in its first chunk has already ended while the first-event read
+  // held it paused (Node emits 'end' then): finish it now, or the client would wait forever.
+  if (proxyRes.readableEnded) onEnd();
+  else proxyRes.on('end', onEnd);
 }
 
 /** `usage.cost` in USD at the model's prices (OpenRouter's convention; issue #4). */

@@ -108,6 +108,18 @@ describe('resilience regressions', () => {
     });
   });
 
+  describe('a whole stream in one chunk (found by the benchmark, issue #6)', () => {
+    const env = useUpstreamAndGateway((url) => resilienceConfig(url));
+    for (const combo of COMBOS) {
+      it(`${combo.name}: ends, complete`, async () => {
+        env.upstream.script(() => ({ sse: streamOf(combo.upstream), oneChunk: true }));
+        const raw = await rawCall(env.gw.url, combo, true);
+        expect(raw.text).to.include(combo.surface === 'messages' ? 'event: message_stop' : 'data: [DONE]');
+        expect((await sdkStream(env.gw.url, combo)).ok).to.equal(true);
+      });
+    }
+  });
+
   describe('half-open probes', () => {
     const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 0, backoff_ms: 10, circuit_breaker: { failures: 1, cooldown_s: 0.3 }'));
 

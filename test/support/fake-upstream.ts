@@ -30,6 +30,8 @@ export interface Reply {
   body?: unknown;
   /** SSE text, written one event at a time. */
   sse?: string;
+  /** Write the whole SSE text at once, as a fast upstream's short stream arrives in one chunk. */
+  oneChunk?: boolean;
   /** Pause between SSE events, to watch a stream arrive piece by piece. */
   eventDelayMs?: number;
   /** Destroy the socket after this many SSE events (an upstream reset mid-stream). */
@@ -221,6 +223,10 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
   const status = reply.status ?? 200;
   if (reply.sse !== undefined) {
     res.writeHead(status, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...reply.headers });
+    if (reply.oneChunk) {
+      res.end(reply.sse);
+      return;
+    }
     const events = reply.sse.split(/(?<=\n\n)/);
     let sent = 0;
     for (const event of events) {

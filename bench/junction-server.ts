@@ -1,0 +1,46 @@
+// Arms (c) and (d): Junction itself, with auth, the ledger (SQLite in memory) and usage accounting
+// on, request lines off. Each simulator knob set is a model twice: `a/…` routed to an Anthropic
+// upstream, `o/…` to a Chat one, so each client format meets a native and a translated route.
+// Usage: node --import tsx/esm bench/junction-server.ts <upstreamUrl> <knob,knob…>
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseConfig } from '../src/config/load.ts';
+import { createGateway } from '../src/gateway.ts';
+
+export const BENCH_KEY = 'sk-jct-bench-0123456789abcdef';
+const [upstream, knobList = 'sim-c64-g0-l0'] = process.argv.slice(2);
+const models = knobList
+  .split(',')
+  .flatMap((knobs) => [
+    `  - { id: "a/${knobs}", routes: [{ provider: anthropic }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
+    `  - { id: "o/${knobs}", routes: [{ provider: openai }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
+  ])
+  .join('\n');
+const yaml = `
+log: { level: warn }
+storage: { url: "sqlite://:memory:" }
+auth: { keys: [{ name: bench, key: "${BENCH_KEY}" }] }
+providers:
+  - { id: anthropic, plugin: anthropic, base_url: "${upstream}", api_key: sim }
+  - { id: openai, plugin: openai, base_url: "${upstream}/v1", api_key: sim }
+models:
+${models}
+`;
+const dir = path.dirname(fileURLToPath(import.meta.url));
+const gateway = await createGateway(parseConfig(yaml, path.join(dir, 'bench.yaml'), {}));
+const address = await gateway.listen('127.0.0.1', 0);
+
+// The event loop's responsiveness, read by the runner around the count_tokens scenario.
+const lag = monitorEventLoopDelay({ resolution: 1 });
+lag.enable();
+process.on('message', (msg: unknown) => {
+  if (msg === 'lag-reset') {
+    lag.reset();
+    process.send?.({ ok: true });
+  }
+  if (msg === 'lag-read') process.send?.({ lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 });
+  if (msg === 'rss') process.send?.({ rss: process.memoryUsage().rss });
+});
+process.on('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
+console.log(`PORT ${address.port}`);

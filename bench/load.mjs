@@ -1,0 +1,98 @@
+// The load generator's measurements (issue #6): closed-loop throughput at a fixed concurrency,
+// sequential latency at concurrency 1, time to the first content byte of a stream, and many
+// streams held open at once. Keep-alive connections throughout, as real clients use them.
+import http from 'node:http';
+
+/** One POST, read to its end. Resolves with { ms, ttfbMs, bytes, ok }. */
+export function post(agent, url, path, headers, body) {
+  return new Promise((resolve) => {
+    const start = performance.now();
+    let ttfbMs = NaN;
+    let bytes = 0;
+    const req = http.request(url + path, { method: 'POST', agent, headers: { ...headers, 'content-length': body.length } }, (res) => {
+      res.on('data', (chunk) => {
+        if (bytes === 0) ttfbMs = performance.now() - start;
+        bytes += chunk.length;
+      });
+      res.on('end', () => resolve({ ms: performance.now() - start, ttfbMs, bytes, ok: res.statusCode === 200 }));
+      res.on('error', () => resolve({ ms: NaN, ttfbMs, bytes, ok: false }));
+    });
+    req.on('error', () => resolve({ ms: NaN, ttfbMs, bytes, ok: false }));
+    req.end(body);
+  });
+}
+
+/** Requests per second at `concurrency` over `seconds`, after a short warm-up. */
+export async function throughput(url, path, headers, body, concurrency, seconds) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const run = async (ms) => {
+    const end = performance.now() + ms;
+    let done = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          const r = await post(agent, url, path, headers, body);
+          if (r.ok) done++;
+          else failed++;
+        }
+      }),
+    );
+    return { done, failed };
+  };
+  await run(Math.min(1000, seconds * 300));
+  const start = performance.now();
+  const { done, failed } = await run(seconds * 1000);
+  agent.destroy();
+  return { rps: done / ((performance.now() - start) / 1000), failed };
+}
+
+/** Sequential requests: p50 and p99 of the whole request and of the first byte. */
+export async function latency(url, path, headers, body, count) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  for (let i = 0; i < Math.min(50, count); i++) await post(agent, url, path, headers, body);
+  const ms = [];
+  const ttfb = [];
+  let failed = 0;
+  for (let i = 0; i < count; i++) {
+    const r = await post(agent, url, path, headers, body);
+    if (!r.ok) failed++;
+    ms.push(r.ms);
+    ttfb.push(r.ttfbMs);
+  }
+  agent.destroy();
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99), ttfbP50: percentile(ttfb, 50), ttfbP99: percentile(ttfb, 99), failed };
+}
+
+/** Opens `count` streams and resolves once each has sent its first byte; `close()` aborts them all. */
+export async function holdStreams(url, path, headers, body, count) {
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const requests = [];
+  let opened = 0;
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`only ${opened} of ${count} streams opened`)), 60_000);
+    for (let i = 0; i < count; i++) {
+      const req = http.request(url + path, { method: 'POST', agent, headers: { ...headers, 'content-length': body.length } }, (res) => {
+        res.once('data', () => {
+          if (++opened === count) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        res.on('error', () => undefined);
+      });
+      req.on('error', () => undefined);
+      req.end(body);
+      requests.push(req);
+    }
+  });
+  return { close: () => { for (const req of requests) req.destroy(); agent.destroy(); } };
+}
+
+export function percentile(values, p) {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const median = (values) => percentile(values, 50);

@@ -1,0 +1,111 @@
+// Turns the runner's raw rounds into medians, ratios against the bare proxy and the targets of
+// issue #6, printed and written to bench/RESULTS.md (full runs) and a JSON file.
+import { execSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { median } from './load.mjs';
+
+const ARMS = ['direct', 'bare', 'native', 'translated'];
+const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
+
+/** Per scenario and arm: medians over rounds of throughput, latency and added latency (arm − direct, within a round). */
+export function summarise(rounds) {
+  const out = {};
+  for (const id of Object.keys(rounds[0])) {
+    out[id] = {};
+    for (const arm of ARMS) {
+      const per = rounds.map((r) => r[id][arm]);
+      const direct = rounds.map((r) => r[id].direct);
+      const bare = rounds.map((r) => r[id].bare);
+      out[id][arm] = {
+        rps: median(per.map((m) => m.rps)),
+        rpsVsBare: median(per.map((m, i) => m.rps / bare[i].rps)),
+        p50: median(per.map((m) => m.p50)),
+        p99: median(per.map((m) => m.p99)),
+        addedP50: median(per.map((m, i) => m.p50 - direct[i].p50)),
+        addedP99: median(per.map((m, i) => m.p99 - direct[i].p99)),
+        addedTtfbP50: median(per.map((m, i) => m.ttfbP50 - direct[i].ttfbP50)),
+        addedVsBare: median(per.map((m, i) => (m.p50 - direct[i].p50) / (bare[i].p50 - direct[i].p50))),
+        rpsSpread: [Math.min(...per.map((m) => m.rps)), Math.max(...per.map((m) => m.rps))],
+        failed: per.reduce((sum, m) => sum + m.failed, 0),
+      };
+    }
+  }
+  return out;
+}
+
+export function targets(s, countTokens, held) {
+  const ct = { p99: median(countTokens.map((c) => c.p99)), lag: median(countTokens.map((c) => c.lagP99Ms)) };
+  const native = held.find((h) => h.arm === 'native');
+  const translated = held.find((h) => h.arm === 'translated');
+  return [
+    ['native throughput ≥ 0.85× bare (small Chat)', s['chat-small'].native.rpsVsBare, (v) => v >= 0.85],
+    ['native throughput ≥ 0.85× bare (Messages stream)', s['messages-stream'].native.rpsVsBare, (v) => v >= 0.85],
+    ['native added p50 ≤ 1.3× bare added (small Chat)', s['chat-small'].native.addedVsBare, (v) => v <= 1.3],
+    ['native throughput ≥ 0.8× bare (76 KB)', s['claude-code'].native.rpsVsBare, (v) => v >= 0.8],
+    ['native throughput ≥ 0.8× bare (76 KB streamed)', s['claude-code-stream'].native.rpsVsBare, (v) => v >= 0.8],
+    ['added TTFB p50 ≤ 1 ms (Messages stream, native), ms', s['messages-stream'].native.addedTtfbP50, (v) => v <= 1],
+    ['added TTFB p50 ≤ 1 ms (Chat stream, native), ms', s['chat-stream'].native.addedTtfbP50, (v) => v <= 1],
+    ['translated stream ≥ 0.5× native (Messages→Chat)', s['messages-stream'].translated.rps / s['messages-stream'].native.rps, (v) => v >= 0.5],
+    ['translated stream ≥ 0.5× native (Chat→Messages)', s['chat-stream'].translated.rps / s['chat-stream'].native.rps, (v) => v >= 0.5],
+    ['RSS per open stream ≤ 64 KB (native), KB', native?.kbPerStream, (v) => v <= 64],
+    ['RSS per open stream ≤ 64 KB (translated), KB', translated?.kbPerStream, (v) => v <= 64],
+    ['count_tokens 150 KB p99 ≤ 25 ms, ms', ct.p99, (v) => v <= 25],
+    ['event-loop lag p99 < 20 ms during count_tokens, ms', ct.lag, (v) => v < 20],
+  ].map(([name, value, ok]) => ({ name, value, pass: Number.isFinite(value) && ok(value) }));
+}
+
+export function writeReport(results, options) {
+  const s = summarise(results.rounds);
+  const checks = targets(s, results.countTokens, results.held);
+  const sha = safe(() => execSync('git rev-parse --short HEAD', { cwd: options.root }).toString().trim());
+  const lines = [
+    '# Benchmark results',
+    '',
+    `${new Date().toISOString()} · ${sha} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    '',
+    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open. ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, native/translated = Junction (auth, ledger, usage accounting on; request log off).`,
+    '',
+    '| scenario | arm | req/s | ×bare | p50 ms | p99 ms | added p50 ms | added ×bare | added TTFB p50 ms | failed |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const [id, arms] of Object.entries(s)) {
+    for (const arm of ARMS) {
+      const m = arms[arm];
+      const added = arm === 'direct' ? ['', '', ''] : [fmt(m.addedP50, 3), arm === 'bare' ? '1' : fmt(m.addedVsBare), fmt(m.addedTtfbP50, 3)];
+      lines.push(`| ${id} | ${arm} | ${fmt(m.rps, 0)} (${fmt(m.rpsSpread[0], 0)}–${fmt(m.rpsSpread[1], 0)}) | ${fmt(m.rpsVsBare)} | ${fmt(m.p50, 3)} | ${fmt(m.p99, 3)} | ${added.join(' | ')} | ${m.failed} |`);
+    }
+  }
+  lines.push('', '| count_tokens (local) | body KB | p50 ms | p99 ms | other requests p99 ms | loop lag p99 ms | loop lag max ms |', '|---|---|---|---|---|---|---|');
+  for (const c of results.countTokens) lines.push(`| round | ${c.kb} | ${fmt(c.p50)} | ${fmt(c.p99)} | ${fmt(c.otherP99)} | ${fmt(c.lagP99Ms)} | ${fmt(c.lagMaxMs)} |`);
+  lines.push('', '| streams held open | streams | RSS before MB | RSS during MB | KB per stream |', '|---|---|---|---|---|');
+  for (const h of results.held) lines.push(`| ${h.arm} | ${h.streams} | ${fmt(h.rssBeforeMb, 1)} | ${fmt(h.rssDuringMb, 1)} | ${fmt(h.kbPerStream, 1)} |`);
+  lines.push('', '| target | measured | |', '|---|---|---|');
+  for (const c of checks) lines.push(`| ${c.name} | ${fmt(c.value)} | ${c.pass ? 'met' : '**missed**'} |`);
+  const text = `${lines.join('\n')}\n`;
+  process.stdout.write(text);
+  const json = JSON.stringify({ summary: s, checks, ...results, options: { ...options, dir: undefined, root: undefined } }, null, 1);
+  if (options.quick) {
+    writeFileSync(path.join(options.dir, 'results-quick.json'), json);
+    return;
+  }
+  writeFileSync(path.join(options.dir, 'results.json'), json);
+  // The generated part of RESULTS.md is replaced; the record of what each fix bought is kept.
+  const file = path.join(options.dir, 'RESULTS.md');
+  const previous = existsSync(file) ? readFileSync(file, 'utf8') : `${START}\n${END}\n\n## What each fix bought\n`;
+  const [before, rest = ''] = previous.split(START);
+  const after = rest.includes(END) ? rest.slice(rest.indexOf(END) + END.length) : rest;
+  writeFileSync(file, `${before}${START}\n${text}${END}${after}`);
+}
+
+const START = '<!-- generated by npm run bench: start -->';
+const END = '<!-- generated by npm run bench: end -->';
+
+function safe(fn) {
+  try {
+    return fn();
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,146 @@
+// `npm run bench [-- --quick] [-- --rounds N]`: Junction side by side with a bare proxy (issue #6).
+// Arms: (a) the simulator directly, (b) a bare keep-alive http-proxy-3, (c) Junction on a native
+// route, (d) Junction on a translated route. Rounds interleave the arms; medians over rounds; every
+// ratio is taken within a round. Method: ../shared/reference/performance.md §4.
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { holdStreams, latency, median, throughput } from './load.mjs';
+import { writeReport } from './report.mjs';
+
+const DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.join(DIR, '..');
+const QUICK = process.argv.includes('--quick');
+const roundsArg = process.argv.indexOf('--rounds');
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : QUICK ? 1 : 5;
+const CONCURRENCY = 32;
+const SECONDS = QUICK ? 0.8 : 4;
+const SEQUENTIAL = QUICK ? 120 : 600;
+const HELD = QUICK ? 200 : 1000;
+const KEY = 'sk-jct-bench-0123456789abcdef';
+const SIM = 'sim-c64-g0-l0';
+const LONG = 'sim-c600-g1000-l0'; // one event a second: streams that stay open
+
+const pinned = spawnSync('taskset', ['-V']).status === 0;
+const pin = (core, cmd, args) => (pinned ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args]);
+if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]); // the load generator shares core 0 with the simulator
+
+function start(core, cmd, args) {
+  const [bin, argv] = pin(core, cmd, args);
+  const child = spawn(bin, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const port = /PORT (\d+)/.exec(out)?.[1];
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+    });
+    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+const ask = (proc, message) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer to ${message}`)), 10_000);
+    proc.child.once('message', (answer) => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    proc.child.send(message);
+  });
+
+// Request bodies: the same bytes for every arm of a scenario.
+const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
+const claudeCode = (model, stream) => Buffer.from(JSON.stringify({ ...fixture, model, stream }));
+const small = (model, stream) => Buffer.from(JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
+// About 150 KB: the Claude Code request's system prompt and tools, its first turn repeated.
+const big = (model) => {
+  const first = fixture.messages[0];
+  const messages = [first];
+  const size = () => JSON.stringify({ model, system: fixture.system, tools: fixture.tools, messages }).length;
+  while (size() < 150 * 1024) messages.push({ role: 'assistant', content: 'Noted.' }, first);
+  return Buffer.from(JSON.stringify({ model, system: fixture.system, tools: fixture.tools, messages }));
+};
+
+const HEADERS = {
+  messages: { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01' },
+  chat: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+};
+const PATH = { messages: '/v1/messages', chat: '/v1/chat/completions' };
+// A client format's own upstream, and the other one.
+const NATIVE = { messages: 'a/', chat: 'o/' };
+const FOREIGN = { messages: 'o/', chat: 'a/' };
+
+const SCENARIOS = [
+  { id: 'chat-small', title: '1. Small Chat request, whole', format: 'chat', body: (p) => small(`${p}${SIM}`, false) },
+  { id: 'messages-stream', title: '2/4. Messages stream, 64 events (translated arm: through a Chat upstream)', format: 'messages', stream: true, body: (p) => small(`${p}${SIM}`, true) },
+  { id: 'claude-code', title: '3. Claude Code request, 76 KB, whole', format: 'messages', body: (p) => claudeCode(`${p}${SIM}`, false) },
+  { id: 'claude-code-stream', title: '3. Claude Code request, 76 KB, streamed', format: 'messages', stream: true, body: (p) => claudeCode(`${p}${SIM}`, true) },
+  { id: 'chat-stream', title: '5. Chat stream, 64 events (translated arm: through a Messages upstream)', format: 'chat', stream: true, body: (p) => small(`${p}${SIM}`, true) },
+];
+
+async function measure(target, scenario, prefix) {
+  const body = scenario.body(prefix);
+  const [headers, route] = [HEADERS[scenario.format], PATH[scenario.format]];
+  const { rps, failed } = await throughput(target, route, headers, body, CONCURRENCY, SECONDS);
+  const lat = await latency(target, route, headers, body, SEQUENTIAL);
+  return { rps, ...lat, failed: failed + lat.failed };
+}
+
+const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
+const bare = await start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
+const junction = await start(1, process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
+const results = { rounds: [], countTokens: [], held: [] };
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    const row = {};
+    for (const scenario of SCENARIOS) {
+      const arms = [
+        ['direct', upstream.url, NATIVE[scenario.format]],
+        ['bare', bare.url, NATIVE[scenario.format]],
+        ['native', junction.url, NATIVE[scenario.format]],
+        ['translated', junction.url, FOREIGN[scenario.format]],
+      ];
+      // Rotate the order each round so no arm always runs first (warm caches, background load).
+      const order = arms.map((_, i) => arms[(i + round) % arms.length]);
+      row[scenario.id] = {};
+      for (const [arm, url, prefix] of order) row[scenario.id][arm] = await measure(url, scenario, prefix);
+      process.stderr.write(`round ${round + 1}/${ROUNDS} ${scenario.id} ✓\n`);
+    }
+    results.rounds.push(row);
+    results.countTokens.push(await countTokens());
+  }
+  for (const [arm, proc, prefix] of [['bare', bare, NATIVE.messages], ['native', junction, NATIVE.messages], ['translated', junction, FOREIGN.messages]]) {
+    results.held.push({ arm, ...(await heldStreams(proc, prefix)) });
+  }
+} finally {
+  for (const proc of [junction, bare, upstream]) proc.child.kill('SIGTERM');
+}
+writeReport(results, { quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
+
+/** Scenario 6: local count_tokens on ~150 KB, and other requests' latency and the event loop meanwhile. */
+async function countTokens() {
+  const body = big(`o/${SIM}`);
+  const route = '/v1/messages/count_tokens';
+  const alone = await latency(junction.url, route, HEADERS.messages, body, QUICK ? 30 : 100);
+  await ask(junction, 'lag-reset');
+  const others = latency(junction.url, PATH.chat, HEADERS.chat, small(`o/${SIM}`, false), QUICK ? 150 : 500);
+  const counting = throughput(junction.url, route, HEADERS.messages, body, 4, QUICK ? 1 : 3);
+  const [other] = await Promise.all([others, counting]);
+  const lag = await ask(junction, 'lag-read');
+  return { kb: Math.round(body.length / 1024), p50: alone.p50, p99: alone.p99, otherP99: other.p99, ...lag };
+}
+
+/** Scenario 7: RSS per open stream, `HELD` streams at once. */
+async function heldStreams(proc, prefix) {
+  const before = (await ask(proc, 'rss')).rss;
+  const streams = await holdStreams(proc.url, PATH.messages, HEADERS.messages, small(`${prefix}${LONG}`, true), HELD);
+  await new Promise((r) => setTimeout(r, 2000));
+  const during = (await ask(proc, 'rss')).rss;
+  streams.close();
+  await new Promise((r) => setTimeout(r, 1500));
+  return { streams: HELD, kbPerStream: (during - before) / 1024 / HELD, rssBeforeMb: before / 1048576, rssDuringMb: during / 1048576 };
+}
+
+export { median };

@@ -1,0 +1,82 @@
+// The upstream simulator (issue #6): loopback, both wire formats, streamed or whole.
+// Knobs ride in the model name so every arm sends the same bytes: `…sim-c<chunks>-g<gapMs>-l<latencyMs>`
+// (defaults: 64 events, no gap, no latency). Prints `PORT <n>` when listening.
+import http from 'node:http';
+
+const event = (name, data) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const chatChunk = (delta, finish = null, extra = {}) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion.chunk', created: 1, model: 'sim', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+
+/** `count` events in all, content deltas in the middle. */
+function messagesStream(count) {
+  const deltas = Math.max(1, count - 5);
+  const out = [event('message_start', { type: 'message_start', message: { id: 'msg_sim', type: 'message', role: 'assistant', content: [], model: 'sim', stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, output_tokens: 1 } } }),
+    event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } })];
+  for (let i = 0; i < deltas; i++) out.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `word${i} and more ` } }));
+  out.push(event('content_block_stop', { type: 'content_block_stop', index: 0 }));
+  out.push(event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: deltas } }));
+  out.push(event('message_stop', { type: 'message_stop' }));
+  return out;
+}
+
+function chatStream(count) {
+  const deltas = Math.max(1, count - 4);
+  const out = [chatChunk({ role: 'assistant', content: '' })];
+  for (let i = 0; i < deltas; i++) out.push(chatChunk({ content: `word${i} and more ` }));
+  out.push(chatChunk({}, 'stop'));
+  out.push(`data: ${JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion.chunk', created: 1, model: 'sim', choices: [], usage: { prompt_tokens: 25, completion_tokens: deltas, total_tokens: 25 + deltas } })}\n\n`);
+  out.push('data: [DONE]\n\n');
+  return out;
+}
+
+const MESSAGE = JSON.stringify({ id: 'msg_sim', type: 'message', role: 'assistant', model: 'sim', content: [{ type: 'text', text: 'Hello! How can I help?' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
+const COMPLETION = JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion', created: 1, model: 'sim', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help?' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 } });
+const COUNT = JSON.stringify({ input_tokens: 42 });
+const streams = new Map();
+const streamOf = (format, count) => {
+  const key = `${format}${count}`;
+  if (!streams.has(key)) streams.set(key, format === 'messages' ? messagesStream(count) : chatStream(count));
+  return streams.get(key);
+};
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    // A scan, not a parse: the simulator must stay cheap next to the arm under test.
+    const head = Buffer.concat(chunks).toString('latin1');
+    const knobs = /"model"\s*:\s*"[^"]*sim-c(\d+)-g(\d+)-l(\d+)"/.exec(head);
+    const [count, gap, latency] = knobs ? [Number(knobs[1]), Number(knobs[2]), Number(knobs[3])] : [64, 0, 0];
+    const stream = /"stream"\s*:\s*true/.test(head);
+    const format = req.url.startsWith('/v1/chat/completions') ? 'chat' : 'messages';
+    const answer = () => {
+      if (req.url.startsWith('/v1/messages/count_tokens')) return send(res, COUNT);
+      if (!stream) return send(res, format === 'chat' ? COMPLETION : MESSAGE);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const events = streamOf(format, count);
+      if (gap === 0) {
+        res.end(events.join(''));
+        return;
+      }
+      let i = 0;
+      const next = () => {
+        if (res.destroyed) return;
+        res.write(events[i++]);
+        if (i === events.length) res.end();
+        else setTimeout(next, gap);
+      };
+      next();
+    };
+    if (latency > 0) setTimeout(answer, latency);
+    else answer();
+  });
+});
+
+function send(res, body) {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+server.keepAliveTimeout = 120_000;
+server.maxHeadersCount = 0;
+server.listen(0, '127.0.0.1', () => console.log(`PORT ${server.address().port}`));
