@@ -89,8 +89,10 @@ async function measure(target, scenario, prefix) {
 }
 
 const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
-const bare = await start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
-const junction = await start(1, process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
+const startBare = () => start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
+const startJunction = () => start(1, process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
+const bare = await startBare();
+const junction = await startJunction();
 const results = { rounds: [], countTokens: [], held: [] };
 try {
   for (let round = 0; round < ROUNDS; round++) {
@@ -111,8 +113,17 @@ try {
     results.rounds.push(row);
     results.countTokens.push(await countTokens());
   }
-  for (const [arm, proc, prefix] of [['bare', bare, NATIVE.messages], ['native', junction, NATIVE.messages], ['translated', junction, FOREIGN.messages]]) {
-    results.held.push({ arm, ...(await heldStreams(proc, prefix)) });
+  // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
+  // so a process that already served another arm would hide this one's growth.
+  const fresh = { bare: () => startBare(), native: () => startJunction(), translated: () => startJunction() };
+  for (const [arm, prefix] of [['bare', NATIVE.messages], ['native', NATIVE.messages], ['translated', FOREIGN.messages]]) {
+    const proc = await fresh[arm]();
+    try {
+      await latency(proc.url, PATH.messages, HEADERS.messages, small(`${prefix}${SIM}`, true), 200);
+      results.held.push({ arm, ...(await heldStreams(proc, prefix)) });
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
   }
 } finally {
   for (const proc of [junction, bare, upstream]) proc.child.kill('SIGTERM');
