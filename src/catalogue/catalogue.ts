@@ -15,6 +15,8 @@ export interface CatalogueEntry {
   readonly prices: Prices;
   /** Ordered as in the YAML; providers resolved once at start-up. */
   readonly routes: readonly CatalogueRoute[];
+  /** `routes` without those whose provider has no API key: what requests try (issue #5). */
+  readonly available: readonly CatalogueRoute[];
   /** `supported_parameters` for GET /v1/models, computed once. */
   readonly parameters: readonly string[];
 }
@@ -35,6 +37,7 @@ export class Catalogue {
         model,
         prices: compilePrices(model.pricing),
         routes,
+        available: routes.filter((r) => r.provider.config.missingKeyVariables === null),
         parameters: supportedParameters(model, routes[0]?.provider.plugin),
       });
     }

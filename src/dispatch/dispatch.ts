@@ -53,10 +53,21 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     return invokeInProcess(ctx, route, attempt, options.log);
   };
 
+  // Per candidate list and endpoint, worked out once: an unweighted model's list is the same array
+  // on every request (catalogue `available`), so the hot path only looks it up.
+  const servable = new WeakMap<readonly CatalogueRoute[], Map<Endpoint, readonly CatalogueRoute[]>>();
+  const usableFor = (candidates: readonly CatalogueRoute[], endpoint: Endpoint): readonly CatalogueRoute[] => {
+    let byEndpoint = servable.get(candidates);
+    if (!byEndpoint) servable.set(candidates, (byEndpoint = new Map()));
+    let usable = byEndpoint.get(endpoint);
+    if (!usable) byEndpoint.set(endpoint, (usable = candidates.filter((r) => canServe(r, endpoint))));
+    return usable;
+  };
+
   return async (ctx) => {
     const { route, candidates } = ctx.state;
     if (!route || !candidates) throw ERR.internal();
-    const usable = candidates.filter((r) => canServe(r, route.endpoint));
+    const usable = usableFor(candidates, route.endpoint);
     if (usable.length === 0) {
       if (route.endpoint === 'count_tokens' && ctx.state.body) {
         // No upstream can count: answer with the local estimate (README, "count_tokens").

@@ -92,6 +92,11 @@ export function createRequestHeaderFilter(
   };
 }
 
+/** A header's value as one string: repeated headers joined as HTTP allows (RFC 9110 §5.3). */
+export function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** Copies the allowed upstream response headers onto the client response headers object. */
 export function filterResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};

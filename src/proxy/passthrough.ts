@@ -10,7 +10,7 @@ import type { NativeUpstream } from '../plugin-host/api.ts';
 import { failed, retryAfterMs, retryClassOf, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
 import type { UpstreamAgents } from './agents.ts';
-import { createRequestHeaderFilter, filterResponseHeaders, type RequestHeaderFilter } from './headers.ts';
+import { createRequestHeaderFilter, filterResponseHeaders, headerText, type RequestHeaderFilter } from './headers.ts';
 import { relayNative, type Interrupt } from './native-relay.ts';
 import { errorFromBody, readErrorBody, retryHeaders } from './upstream-error.ts';
 import { UpstreamTimeout, UpstreamTimers } from './upstream-timers.ts';
@@ -179,7 +179,7 @@ export class Passthrough {
           }
           if (retryClassOf(status) !== 'never') {
             void readErrorBody(proxyRes, () => timers.touch()).then((read) => {
-              const header = (name: string): string | undefined => headerValue(proxyRes.headers[name]);
+              const header = (name: string): string | undefined => headerText(proxyRes.headers[name]);
               const retryAfter = retryAfterMs(header);
               const error = errorFromBody(read?.body ?? '', status, provider, retryHeaders(header));
               // The upstream's own answer is passed on only whole; a cut one would be invalid JSON.
@@ -212,10 +212,6 @@ export class Passthrough {
       });
     });
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { UpstreamAgents } from './agents.ts';
+import { headerText } from './headers.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
 
 /** An upstream's answer: status, headers and the body as a stream of bytes. */
@@ -38,10 +39,7 @@ export function postJson(
       response.on('error', () => undefined); // surfaced to whoever reads the body
       resolve({
         status: response.statusCode ?? 502,
-        header: (name) => {
-          const value = response.headers[name.toLowerCase()];
-          return Array.isArray(value) ? value.join(', ') : value;
-        },
+        header: (name) => headerText(response.headers[name.toLowerCase()]),
         body: response,
         text: async () => {
           const chunks: Buffer[] = [];

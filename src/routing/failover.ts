@@ -61,7 +61,9 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         continue;
       }
       for (let retry = 0; ; retry++) {
-        state.route = { ...first, provider: route.provider, upstreamModel: route.model };
+        if (route.provider !== first.provider || route.model !== first.upstreamModel) {
+          state.route = { ...first, provider: route.provider, upstreamModel: route.model };
+        }
         state.outcome.attempts = (state.outcome.attempts ?? 0) + 1;
         const attempt: Attempt = {
           timeouts: route.provider.config.timeouts,

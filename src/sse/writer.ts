@@ -90,7 +90,8 @@ export class SseWriter {
   }
 }
 
-function drained(res: ServerResponse): Promise<void> {
+/** Resolves when a full response buffer drains, or the response closes (whichever comes first). */
+export function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);

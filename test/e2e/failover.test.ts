@@ -89,7 +89,7 @@ describe('failover: fallbacks, keepalives, circuit breakers', () => {
       expect(env.upstream.requests.length).to.equal(2);
     });
 
-    it('failed attempts are not billed: the ledger row names the route that answered', async () => {
+    it('a request served by a fallback: its ledger row names the route that answered', async () => {
       env.upstream.script((req) => (req.json()['model'] === 'primary' ? errorReply('messages', 500) : undefined));
       const res = await fetch(`${env.gw.url}/v1/messages`, {
         method: 'POST',

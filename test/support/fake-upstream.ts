@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { drained } from '../../src/sse/writer.ts';
 
 /**
  * A loopback upstream that speaks both formats, streamed or not, from recorded-format fixtures:
@@ -193,17 +194,7 @@ async function flood(res: http.ServerResponse, spec: NonNullable<Reply['flood']>
   for (let i = 0; i < spec.events; i++) {
     if (res.destroyed) return;
     spec.written++;
-    if (!res.write(event)) {
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-      });
-    }
+    if (!res.write(event)) await drained(res);
   }
   res.end(
     spec.format === 'messages'

@@ -18,7 +18,8 @@ export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): G
     if (ctx.state.key?.allowsModel && !ctx.state.key.allowsModel(id)) throw ERR.modelForbidden(id);
     // Routes after the first are fallbacks, tried in this order (issue #5); a provider without
     // its API key is left out, and only if every route lacks one is the request refused.
-    const candidates = orderRoutes(entry.routes).filter((r) => r.provider.config.missingKeyVariables === null);
+    // Unweighted routes keep their order: the same array every request, nothing allocated.
+    const candidates = orderRoutes(entry.available);
     const route = candidates[0];
     if (!route) {
       const first = entry.routes[0];
