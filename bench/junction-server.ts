@@ -1,7 +1,9 @@
-// Arms (c) and (d): Junction itself, with auth, the ledger (SQLite in memory) and usage accounting
+// Arms (c) and (d): Junction itself, with auth, the ledger (SQLite in a WAL file) and usage accounting
 // on, request lines off. Each simulator knob set is a model twice: `a/…` routed to an Anthropic
 // upstream, `o/…` to a Chat one, so each client format meets a native and a translated route.
 // Usage: node --import tsx/esm bench/junction-server.ts <upstreamUrl> <knob,knob…>
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -17,9 +19,11 @@ const models = knobList
     `  - { id: "o/${knobs}", routes: [{ provider: openai }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
   ])
   .join('\n');
+// A WAL file like the default config's, not an in-memory database: commits cost what they cost.
+const dbFile = path.join(mkdtempSync(path.join(tmpdir(), 'junction-bench-')), 'ledger.db');
 const yaml = `
 log: { level: warn }
-storage: { url: "sqlite://:memory:" }
+storage: { url: "sqlite://${dbFile}" }
 auth: { keys: [{ name: bench, key: "${BENCH_KEY}" }] }
 providers:
   - { id: anthropic, plugin: anthropic, base_url: "${upstream}", api_key: sim }
@@ -42,5 +46,10 @@ process.on('message', (msg: unknown) => {
   if (msg === 'lag-read') process.send?.({ lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 });
   if (msg === 'rss') process.send?.({ rss: process.memoryUsage().rss });
 });
-process.on('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
+process.on('SIGTERM', () =>
+  void gateway.close().then(() => {
+    rmSync(path.dirname(dbFile), { recursive: true, force: true });
+    process.exit(0);
+  }),
+);
 console.log(`PORT ${address.port}`);

@@ -90,8 +90,8 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
-  router.get('/v1/balance', auth, createBalance(parts.store));
-  router.get('/v1/generations/:id', auth, createGeneration(parts.store));
+  router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements));
+  router.get('/v1/generations/:id', auth, createGeneration(parts.store, parts.settlements));
   router.get('/healthz', async (ctx) => {
     // A balancer polling readiness stops sending new work as soon as the drain begins.
     if (parts.lifecycle.draining) ctx.status = 503;

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { RateLimits } from '../limits/limiter.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
 import { compileModelGlobs, type ModelMatcher } from './model-glob.ts';
@@ -21,8 +21,9 @@ interface CachedKey extends ApiKey {
 /** How often the store is asked whether keys changed: changes made elsewhere apply within this. */
 const POLL_MS = 250;
 
+/** One-shot `crypto.hash` (Node ≥ 20.12): no Hash object per request (issue #6 profile). */
 export function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
+  return hash('sha256', text, 'buffer');
 }
 
 /**

@@ -12,6 +12,10 @@ export class Settlements {
   readonly #store: Store;
   readonly #log: Logger;
   readonly #failed = new Map<string, LedgerEntry>();
+  /** Requests in flight, by id, until their charge is written. */
+  readonly #live = new Map<string, Promise<unknown>>();
+  /** Settlements being written, by request id: read-your-writes for the billing endpoints. */
+  readonly #writing = new Map<string, { readonly keyId: number; readonly written: Promise<unknown> }>();
   #inFlight = 0;
   #idle: (() => void)[] = [];
 
@@ -20,25 +24,54 @@ export class Settlements {
     this.#log = log;
   }
 
-  /** Runs one request's whole life, counted as in flight until it returns. */
-  async track<T>(work: () => Promise<T>): Promise<T> {
+  /** Runs one request's whole life, counted as in flight until it returns (and its charge is written). */
+  async track<T>(work: () => Promise<T>, requestId?: string): Promise<T> {
     this.#inFlight++;
+    const life = work();
+    if (requestId !== undefined) this.#live.set(requestId, life);
     try {
-      return await work();
+      return await life;
     } finally {
+      if (requestId !== undefined) this.#live.delete(requestId);
       if (--this.#inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
     }
   }
 
   /** Writes the charge; if the store refuses, the entry is kept for retry and undefined returned. */
   async settle(entry: LedgerEntry): Promise<SettleResult | undefined> {
+    const written = this.#store.settle(entry);
+    this.#writing.set(entry.requestId, { keyId: entry.keyId, written });
     try {
-      return await this.#store.settle(entry);
+      return await written;
     } catch (err) {
       this.#failed.set(entry.requestId, entry);
       this.#log.error({ req_id: entry.requestId, err }, 'ledger settlement failed; it will be retried');
       return undefined;
+    } finally {
+      this.#writing.delete(entry.requestId);
     }
+  }
+
+  /**
+   * Read-your-writes for the billing endpoints. Writes share a commit per event-loop turn
+   * (issue #6), and a request is settled only after its answer ends, so a client that asks for its
+   * generation or balance the moment the answer arrives could otherwise find the charge not there.
+   * - By request: waits for that request, if still in flight here, to be settled, for at most
+   *   `maxWaitMs` (a generation asked for while its own stream runs gets 404 after that).
+   * - By key: waits for that key's settlements already being written; never for running requests.
+   */
+  async written(which: { readonly requestId: string } | { readonly keyId: number }, maxWaitMs = 2_000): Promise<void> {
+    const waits: Promise<unknown>[] = [];
+    if ('requestId' in which) {
+      const life = this.#live.get(which.requestId);
+      if (life) waits.push(life);
+    } else {
+      for (const { keyId, written } of this.#writing.values()) if (keyId === which.keyId) waits.push(written);
+    }
+    if (waits.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(waits), new Promise((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+    clearTimeout(timer);
   }
 
   /** Retries the settlements the store refused; each succeeds once (a settled hold is gone). */

@@ -52,4 +52,31 @@ describe('Settlements', () => {
     expect(await idle).to.equal(true);
     expect(await settlements.idle(0)).to.equal(true);
   });
+
+  it('lets a reader wait for a request still settling, by id (bounded) and by key', async () => {
+    let commit: () => void = () => undefined;
+    const store = {
+      settle: (e: LedgerEntry) => new Promise<SettleResult>((resolve) => (commit = () => resolve({ charged: e.cost, uncollected: 0n }))),
+    } as unknown as Store;
+    const settlements = new Settlements(store, createLogger('silent', new LogCapture()));
+    const order: string[] = [];
+    const request = settlements.track(async () => {
+      await settlements.settle(entry('r1'));
+      order.push('settled');
+    }, 'r1');
+    const byId = settlements.written({ requestId: 'r1' }).then(() => order.push('by id'));
+    const byKey = settlements.written({ keyId: 1 }).then(() => order.push('by key'));
+    const otherKey = settlements.written({ keyId: 2 }).then(() => order.push('other key'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).to.deep.equal(['other key']);
+    commit();
+    await Promise.all([request, byId, byKey]);
+    expect(order.slice(0, 2)).to.deep.equal(['other key', 'settled']);
+    expect(order).to.have.members(['other key', 'settled', 'by id', 'by key']);
+    // A request that does not end in time: the reader stops waiting.
+    void settlements.track(() => new Promise(() => undefined), 'stuck');
+    const started = performance.now();
+    await settlements.written({ requestId: 'stuck' }, 50);
+    expect(performance.now() - started).to.be.within(40, 1_000);
+  });
 });

@@ -93,6 +93,7 @@ describe('resilience: upstream faults in both formats, native and translated', (
 
       it('500 then success on the fallback route', async () => {
         const model = combo.surface === 'messages' ? 'claude-fb' : 'gpt-fb';
+        env.gw.logs.lines.length = 0; // earlier tests' lines would satisfy requestLogs() before this one's is written
         env.upstream.script((req) => (req.json()['model'] === 'primary' ? errorReply(combo.surface, 500) : undefined));
         const sdk = await sdkStream(env.gw.url, combo, model);
         expect(sdk.ok, String(!sdk.ok && sdk.error)).to.equal(true);

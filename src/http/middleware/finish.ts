@@ -21,7 +21,7 @@ export function createRequestFinish(settlements: Settlements, sink: UsageSink, l
       } finally {
         await finish(ctx.state, ctx.respond === false ? ctx.res.statusCode : ctx.status, ctx.method, ctx.path, settlements, sink, log);
       }
-    });
+    }, ctx.state.requestId);
 }
 
 /** Marks a model endpoint's request for the ledger; first in each model route's chain. */

@@ -1,14 +1,16 @@
 import { picoToUsdNumber } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import { decodeSegment } from '../path-segment.ts';
+import type { Settlements } from '../../billing/settlements.ts';
 import type { LedgerRow, Store } from '../../store/store.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /** GET /v1/balance: the calling key's balance, spending and request count (issue #4). */
-export function createBalance(store: Store): GatewayMiddleware {
+export function createBalance(store: Store, settlements: Settlements): GatewayMiddleware {
   return async (ctx) => {
     const key = ctx.state.key;
     if (!key) throw ERR.internal();
+    await settlements.written({ keyId: key.id });
     const record = await store.keyById(key.id);
     if (!record) throw ERR.invalidKey();
     ctx.body = {
@@ -25,13 +27,14 @@ export function createBalance(store: Store): GatewayMiddleware {
  * GET /v1/generations/{id}: the ledger row of a request, by its x-request-id. Only the key that
  * made the request sees it; any other key gets 404, as if it did not exist (OWASP API1, BOLA).
  */
-export function createGeneration(store: Store): GatewayMiddleware {
+export function createGeneration(store: Store, settlements: Settlements): GatewayMiddleware {
   return async (ctx) => {
     const key = ctx.state.key;
     if (!key) throw ERR.internal();
     const raw = ctx.path.slice('/v1/generations/'.length);
     const id = decodeSegment(raw);
     if (id === undefined) throw ERR.generationNotFound(raw);
+    await settlements.written({ requestId: id });
     const row = await store.generation(id, key.id);
     if (!row) throw ERR.generationNotFound(id);
     ctx.body = generationBody(row);

@@ -17,6 +17,7 @@ import {
   type UsageQuery,
 } from '../store.ts';
 import { emptyUsage } from '../../usage/normalize.ts';
+import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { toKeyRecord, toLedgerRow, type Row } from './rows.ts';
 
@@ -28,6 +29,12 @@ import { toKeyRecord, toLedgerRow, type Row } from './rows.ts';
  */
 export class SqliteStore implements Store {
   readonly #db: Database.Database;
+  /** Statements compiled once: preparing one costs more than running it (issue #6 profile). */
+  readonly #statements = new Map<string, Database.Statement>();
+  readonly #reserveTx: Database.Transaction<(hold: HoldSpec) => ReserveResult>;
+  readonly #settleTx: Database.Transaction<(entry: LedgerEntry) => SettleResult>;
+  /** Holds and settlements share a commit per event-loop turn (group-commit.ts). */
+  readonly #writes: GroupCommit;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
@@ -37,19 +44,31 @@ export class SqliteStore implements Store {
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.pragma('foreign_keys = ON');
+    this.#reserveTx = this.#db.transaction((hold: HoldSpec) => this.#reserve(hold));
+    this.#settleTx = this.#db.transaction((entry: LedgerEntry) => this.#settle(entry));
+    this.#writes = new GroupCommit(this.#db);
+  }
+
+  #sql(text: string): Database.Statement {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
   }
 
   async migrate(): Promise<void> {
     this.#db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     const applied = new Set(
-      this.#db.prepare('SELECT version FROM schema_migrations').all().map((r) => Number((r as Row)['version'])),
+      this.#sql('SELECT version FROM schema_migrations').all().map((r) => Number((r as Row)['version'])),
     );
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.version)) continue;
       this.#db
         .transaction(() => {
           this.#db.exec(migration.sql);
-          this.#db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, now());
+          this.#sql('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, now());
         })
         .immediate();
     }
@@ -60,9 +79,9 @@ export class SqliteStore implements Store {
     db.transaction(() => {
       const listed = new Set(keys.map((k) => k.sha256));
       for (const key of keys) {
-        const existing = db.prepare('SELECT id, balance FROM keys WHERE sha256 = ?').get(key.sha256) as Row | undefined;
+        const existing = this.#sql('SELECT id, balance FROM keys WHERE sha256 = ?').get(key.sha256) as Row | undefined;
         if (!existing) {
-          db.prepare(
+          this.#sql(
             `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
              VALUES (?, ?, ?, 'config', ?, ?, ?, ?, ?, 0, ?, ?)`,
           ).run(
@@ -74,12 +93,12 @@ export class SqliteStore implements Store {
         // balance_usd is a starting balance: set once, never reset by later edits of the YAML. Removing
         // it makes the key unlimited; adding it to an unlimited key starts its balance.
         const balance = key.balance === null ? null : existing['balance'] === null ? key.balance : (existing['balance'] as bigint);
-        db.prepare(
+        this.#sql(
           'UPDATE keys SET name = ?, balance = ?, models = ?, rpm = ?, tpm = ?, concurrency = ?, removed = 0, updated_at = ? WHERE id = ?',
         ).run(key.name, balance, json(key.models), key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), existing['id']);
       }
-      for (const row of db.prepare("SELECT id, sha256 FROM keys WHERE source = 'config' AND removed = 0").all() as Row[]) {
-        if (!listed.has(String(row['sha256']))) db.prepare('UPDATE keys SET removed = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
+      for (const row of this.#sql("SELECT id, sha256 FROM keys WHERE source = 'config' AND removed = 0").all() as Row[]) {
+        if (!listed.has(String(row['sha256']))) this.#sql('UPDATE keys SET removed = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
       }
       this.#bumpKeys();
     }).immediate();
@@ -87,8 +106,7 @@ export class SqliteStore implements Store {
 
   async createKey(spec: NewKeySpec): Promise<KeyRecord> {
     this.#db.transaction(() => {
-      this.#db
-        .prepare(
+      this.#sql(
           `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
            VALUES (?, ?, ?, 'store', ?, ?, ?, ?, ?, 0, ?, ?)`,
         )
@@ -102,17 +120,17 @@ export class SqliteStore implements Store {
   }
 
   async findKey(sha256: string): Promise<KeyRecord | undefined> {
-    const row = this.#db.prepare('SELECT * FROM keys WHERE sha256 = ?').get(sha256) as Row | undefined;
+    const row = this.#sql('SELECT * FROM keys WHERE sha256 = ?').get(sha256) as Row | undefined;
     return row ? toKeyRecord(row) : undefined;
   }
 
   async keyById(id: number): Promise<KeyRecord | undefined> {
-    const row = this.#db.prepare('SELECT * FROM keys WHERE id = ?').get(id) as Row | undefined;
+    const row = this.#sql('SELECT * FROM keys WHERE id = ?').get(id) as Row | undefined;
     return row ? toKeyRecord(row) : undefined;
   }
 
   async listKeys(): Promise<KeyRecord[]> {
-    return (this.#db.prepare('SELECT * FROM keys ORDER BY id').all() as Row[]).map(toKeyRecord);
+    return (this.#sql('SELECT * FROM keys ORDER BY id').all() as Row[]).map(toKeyRecord);
   }
 
   async topUp(name: string, amount: Pico): Promise<KeyRecord> {
@@ -120,7 +138,7 @@ export class SqliteStore implements Store {
       const key = this.#keyByName(name);
       if (key.balance === null) throw new RangeError(`key "${name}" is unlimited; it has no balance to top up`);
       if (key.balance + amount > MAX_BALANCE) throw new RangeError(`the balance would exceed the per-key maximum of $${picoToUsdText(MAX_BALANCE)}`);
-      this.#db.prepare('UPDATE keys SET balance = balance + ?, updated_at = ? WHERE id = ?').run(amount, now(), key.id);
+      this.#sql('UPDATE keys SET balance = balance + ?, updated_at = ? WHERE id = ?').run(amount, now(), key.id);
       this.#bumpKeys();
     }).immediate();
     return this.#keyByName(name);
@@ -129,57 +147,55 @@ export class SqliteStore implements Store {
   async setDisabled(name: string, disabled: boolean): Promise<KeyRecord> {
     this.#db.transaction(() => {
       const key = this.#keyByName(name);
-      this.#db.prepare('UPDATE keys SET disabled = ?, updated_at = ? WHERE id = ?').run(disabled ? 1 : 0, now(), key.id);
+      this.#sql('UPDATE keys SET disabled = ?, updated_at = ? WHERE id = ?').run(disabled ? 1 : 0, now(), key.id);
       this.#bumpKeys();
     }).immediate();
     return this.#keyByName(name);
   }
 
   async keysVersion(): Promise<string> {
-    return String((this.#db.prepare("SELECT value FROM meta WHERE name = 'keys_version'").get() as Row)['value']);
+    return String((this.#sql("SELECT value FROM meta WHERE name = 'keys_version'").get() as Row)['value']);
   }
 
   async reserve(hold: HoldSpec): Promise<ReserveResult> {
-    const db = this.#db;
-    return db.transaction((): ReserveResult => {
-      const taken = db
-        .prepare('UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)')
-        .run(hold.amount, hold.keyId, hold.amount);
-      if (taken.changes === 0) {
-        const key = db.prepare('SELECT balance, held FROM keys WHERE id = ?').get(hold.keyId) as Row;
-        return { ok: false, available: (key['balance'] as bigint) - (key['held'] as bigint) };
-      }
-      db.prepare('INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-        hold.requestId, hold.keyId, hold.amount, hold.inputCost, hold.model, hold.provider, hold.instanceId, now(),
-      );
-      return { ok: true };
-    }).immediate();
+    return this.#writes.submit(() => this.#reserveTx(hold));
   }
 
   async settle(entry: LedgerEntry): Promise<SettleResult> {
-    return this.#db.transaction(() => this.#settle(entry)).immediate();
+    return this.#writes.submit(() => this.#settleTx(entry));
+  }
+
+  #reserve(hold: HoldSpec): ReserveResult {
+    const taken = this.#sql('UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)').run(hold.amount, hold.keyId, hold.amount);
+    if (taken.changes === 0) {
+      const key = this.#sql('SELECT balance, held FROM keys WHERE id = ?').get(hold.keyId) as Row;
+      return { ok: false, available: (key['balance'] as bigint) - (key['held'] as bigint) };
+    }
+    this.#sql('INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      hold.requestId, hold.keyId, hold.amount, hold.inputCost, hold.model, hold.provider, hold.instanceId, now(),
+    );
+    return { ok: true };
   }
 
   #settle(entry: LedgerEntry): SettleResult {
-    const db = this.#db;
     // Idempotent: a retried settlement that was in fact written returns what it charged.
-    const done = db.prepare('SELECT charged, uncollected FROM ledger WHERE request_id = ?').get(entry.requestId) as Row | undefined;
+    const done = this.#sql('SELECT charged, uncollected FROM ledger WHERE request_id = ?').get(entry.requestId) as Row | undefined;
     if (done) return { charged: done['charged'] as bigint, uncollected: done['uncollected'] as bigint };
-    const hold = db.prepare('SELECT amount FROM holds WHERE request_id = ?').get(entry.requestId) as Row | undefined;
+    const hold = this.#sql('SELECT amount FROM holds WHERE request_id = ?').get(entry.requestId) as Row | undefined;
     if (hold) {
-      db.prepare('DELETE FROM holds WHERE request_id = ?').run(entry.requestId);
-      db.prepare('UPDATE keys SET held = held - ? WHERE id = ?').run(hold['amount'], entry.keyId);
+      this.#sql('DELETE FROM holds WHERE request_id = ?').run(entry.requestId);
+      this.#sql('UPDATE keys SET held = held - ? WHERE id = ?').run(hold['amount'], entry.keyId);
     }
-    const key = db.prepare('SELECT balance, held FROM keys WHERE id = ?').get(entry.keyId) as Row;
+    const key = this.#sql('SELECT balance, held FROM keys WHERE id = ?').get(entry.keyId) as Row;
     const balance = key['balance'] as bigint | null;
     // Never below zero: what the key cannot pay is recorded as uncollected, not taken from other holds.
     const free = balance === null ? entry.cost : max0(balance - (key['held'] as bigint));
     const charged = entry.cost < free ? entry.cost : free;
-    db.prepare('UPDATE keys SET balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?').run(
+    this.#sql('UPDATE keys SET balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?').run(
       charged, charged, entry.keyId,
     );
     const u = entry.usage;
-    db.prepare(
+    this.#sql(
       `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
          cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
          started_at, first_byte_ms, duration_ms)
@@ -193,15 +209,13 @@ export class SqliteStore implements Store {
   }
 
   async generation(requestId: string, keyId: number): Promise<LedgerRow | undefined> {
-    const row = this.#db
-      .prepare('SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id WHERE request_id = ? AND key_id = ?')
+    const row = this.#sql('SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id WHERE request_id = ? AND key_id = ?')
       .get(requestId, keyId) as Row | undefined;
     return row ? toLedgerRow(row) : undefined;
   }
 
   async usage(query: UsageQuery): Promise<LedgerRow[]> {
-    const rows = this.#db
-      .prepare(
+    const rows = this.#sql(
         `SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id
          WHERE (@keyId IS NULL OR key_id = @keyId) AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at < @until)
          ORDER BY started_at DESC LIMIT @limit`,
@@ -211,26 +225,25 @@ export class SqliteStore implements Store {
   }
 
   async registerInstance(instance: InstanceInfo): Promise<void> {
-    this.#db
-      .prepare('INSERT OR REPLACE INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)')
+    this.#sql('INSERT OR REPLACE INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)')
       .run(instance.id, instance.host, instance.pid, now(), now());
   }
 
   async heartbeat(instanceId: string): Promise<void> {
-    this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(now(), instanceId);
+    this.#sql('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(now(), instanceId);
   }
 
   async reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number> {
     const db = this.#db;
     return db.transaction(() => {
-      const instances = db.prepare('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[];
+      const instances = this.#sql('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[];
       const dead = new Set(
         instances
           .filter((i) => !alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) || String(i['heartbeat_at']) < staleBefore.toISOString())
           .map((i) => String(i['id'])),
       );
       const known = new Set(instances.map((i) => String(i['id'])));
-      const holds = (db.prepare('SELECT * FROM holds').all() as Row[]).filter((h) => dead.has(String(h['instance'])) || !known.has(String(h['instance'])));
+      const holds = (this.#sql('SELECT * FROM holds').all() as Row[]).filter((h) => dead.has(String(h['instance'])) || !known.has(String(h['instance'])));
       for (const hold of holds) {
         // The prompt reached the upstream, which bills input on any started request; what came
         // back is unknown. Charge the input estimate and say so.
@@ -252,23 +265,24 @@ export class SqliteStore implements Store {
           durationMs: 0,
         });
       }
-      for (const id of dead) db.prepare('DELETE FROM instances WHERE id = ?').run(id);
+      for (const id of dead) this.#sql('DELETE FROM instances WHERE id = ?').run(id);
       return holds.length;
     }).immediate();
   }
 
   async close(): Promise<void> {
+    this.#writes.flush();
     this.#db.close();
   }
 
   #keyByName(name: string): KeyRecord {
-    const row = this.#db.prepare('SELECT * FROM keys WHERE name = ?').get(name) as Row | undefined;
+    const row = this.#sql('SELECT * FROM keys WHERE name = ?').get(name) as Row | undefined;
     if (!row) throw new KeyNotFoundError(name);
     return toKeyRecord(row);
   }
 
   #bumpKeys(): void {
-    this.#db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'").run();
+    this.#sql("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'").run();
   }
 }
 
