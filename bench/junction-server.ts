@@ -24,7 +24,7 @@ const dbFile = path.join(mkdtempSync(path.join(tmpdir(), 'junction-bench-')), 'l
 const yaml = `
 log: { level: warn }
 storage: { url: "sqlite://${dbFile}" }
-auth: { keys: [{ name: bench, key: "${BENCH_KEY}" }] }
+auth: { keys: [{ name: bench, key: "${BENCH_KEY}", balance_usd: 1000000 }] } # funded: every hold is checked
 providers:
   - { id: anthropic, plugin: anthropic, base_url: "${upstream}", api_key: sim }
   - { id: openai, plugin: openai, base_url: "${upstream}/v1", api_key: sim }

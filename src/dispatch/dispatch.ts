@@ -12,7 +12,7 @@ import { failureOf } from '../routing/failures.ts';
 import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
 import { serveTranslated } from './translate.ts';
-import { countInputTokens } from '../usage/token-count.ts';
+import { inputTokensOf } from '../http/input-tokens.ts';
 
 export interface DispatchOptions {
   readonly providers: ReadonlyMap<string, LoadedProvider>;
@@ -73,7 +73,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
         // No upstream can count: answer with the local estimate (README, "count_tokens").
         ctx.state.outcome.kind = 'local';
         ctx.set('x-junction-estimate', 'true');
-        ctx.body = { input_tokens: await countInputTokens('messages', ctx.state.body, String(ctx.state.key?.id ?? '')) };
+        ctx.body = { input_tokens: await inputTokensOf(ctx.state) };
         return;
       }
       throw ERR.formatUnsupported(route.model.id, route.provider.config.id, ctx.path);

@@ -32,8 +32,8 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-/** The top-level values a request body's scan records. */
-const REQUEST_KEYS: readonly Buffer[] = ['model', 'stream_options'].map((k) => Buffer.from(k));
+/** The top-level values a request body's scan records; `tools` for the token estimate (input-tokens.ts). */
+const REQUEST_KEYS: readonly Buffer[] = ['model', 'stream_options', 'tools'].map((k) => Buffer.from(k));
 
 export function scanJson(buf: Buffer, maxDepth: number, keys: readonly Buffer[] = REQUEST_KEYS): JsonScan {
   const fields = new Map<string, ValueRange>();

@@ -20,7 +20,7 @@ const TOKENS_PER_PDF_BYTE = 0.2;
 const pdfTokens = (base64: string): number => Math.ceil(base64.length * 0.75 * TOKENS_PER_PDF_BYTE);
 
 /** A Messages (or count_tokens) request. */
-export function messagesRequestText(request: Json): RequestText {
+export function messagesRequestText(request: Json, toolsText?: string): RequestText {
   const parts: string[] = [];
   let fixed = 0;
   const block = (raw: unknown): void => {
@@ -62,12 +62,12 @@ export function messagesRequestText(request: Json): RequestText {
     if (typeof content === 'string') parts.push(content);
     else asArray(content).forEach(block);
   }
-  for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
+  pushTools(parts, request, toolsText);
   return { parts, fixed };
 }
 
 /** A Chat Completions request: message text and refusals, image and file parts, tool calls, tool schemas. */
-export function chatRequestText(request: Json): RequestText {
+export function chatRequestText(request: Json, toolsText?: string): RequestText {
   const parts: string[] = [];
   let fixed = 0;
   for (const raw of asArray(request['messages'])) {
@@ -85,6 +85,12 @@ export function chatRequestText(request: Json): RequestText {
       parts.push(asString(fn['name']) ?? '', asString(fn['arguments']) ?? '');
     }
   }
-  for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
+  pushTools(parts, request, toolsText);
   return { parts, fixed };
+}
+
+/** Tool schemas: the text sent, as one part, when the caller has it; else each one serialised. */
+function pushTools(parts: string[], request: Json, toolsText: string | undefined): void {
+  if (toolsText !== undefined) parts.push(toolsText);
+  else for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
 }

@@ -11,49 +11,65 @@ import { TokenizerThread } from './tokenizer-thread.ts';
  * Cost, measured on this machine kind: 0.3 ms for 20 KB, 1.6 ms for 76 KB, about 6 ms for 150 KB.
  * So at most INLINE_LIMIT characters are counted on the event loop per request; the rest go to a
  * worker thread, so no other request's stream stalls. A coding agent resends the same tool schemas,
- * system prompt and earlier messages on every turn (76 KB in the Claude Code fixture), so each long
- * text's count is remembered, per API key: sharing counts across keys would let one key time
- * whether another sent a given text.
+ * system prompt and earlier messages on every turn (76 KB in the Claude Code fixture), so each
+ * text's count (but the shortest) is remembered, per API key: sharing counts across keys would let
+ * one key time whether another sent a given text.
  */
 const INLINE_LIMIT = 20_000;
-/** Texts at least this long are remembered; shorter ones are cheaper to count again. */
-const REMEMBER_FROM = 1_000;
+/**
+ * Texts at least this long are remembered; shorter ones are cheaper to count again. A coding
+ * agent's history is hundreds of short blocks (the Claude Code fixture: 558 under 1,000 chars),
+ * recounted on every turn when only long texts were remembered (issue #6 profile).
+ */
+const REMEMBER_FROM = 64;
 /** Characters of remembered text, at most: about 16 MB. */
-const REMEMBER_CHARS = 16_000_000;
+let rememberChars = 16_000_000;
 
 type CountTokens = (text: string) => number;
 let inline: Promise<CountTokens> | undefined;
 const thread = new TokenizerThread();
-const remembered = new Map<string, number>();
+/**
+ * Remembered counts by scope, then by text. Two levels rather than one `scope + text` key: that
+ * key is a new string per text per request, copied and hashed whole on every lookup. Both levels
+ * are kept in least-recently-used order (a read moves an entry to the end).
+ */
+const remembered = new Map<string, Map<string, number>>();
 let rememberedChars = 0;
+let rememberedTexts = 0;
 
-/** The estimate for a request, in tokens. `scope` (the API key) keeps remembered counts apart. */
-export async function countInputTokens(format: 'messages' | 'chat', request: Json, scope = ''): Promise<number> {
-  const { parts, fixed } = format === 'messages' ? messagesRequestText(request) : chatRequestText(request);
+/**
+ * The estimate for a request, in tokens. `scope` (the API key) keeps remembered counts apart.
+ * `toolsText`, when given, is the request's `tools` as sent, counted in place of its schemas.
+ */
+export async function countInputTokens(format: 'messages' | 'chat', request: Json, scope = '', toolsText?: string): Promise<number> {
+  const { parts, fixed } = format === 'messages' ? messagesRequestText(request, toolsText) : chatRequestText(request, toolsText);
+  const known = remembered.get(scope);
+  if (known !== undefined) {
+    remembered.delete(scope);
+    remembered.set(scope, known);
+  }
   const short: string[] = [];
-  const unknown: { key: string; text: string }[] = [];
+  const unknown: string[] = [];
   let total = fixed;
   for (const text of parts) {
     if (text.length < REMEMBER_FROM) {
       short.push(text);
       continue;
     }
-    const key = `${scope}\u0000${text}`;
-    const known = remembered.get(key);
-    if (known === undefined) {
-      unknown.push({ key, text });
+    const count = known?.get(text);
+    if (count === undefined) {
+      unknown.push(text);
     } else {
-      // Least recently used goes first: a read moves the entry to the end.
-      remembered.delete(key);
-      remembered.set(key, known);
-      total += known;
+      known?.delete(text);
+      known?.set(text, count);
+      total += count;
     }
   }
-  const texts = [short.join('\n'), ...unknown.map((u) => u.text)];
+  const texts = short.length === 0 ? unknown : [short.join('\n'), ...unknown];
   const counts = await countTexts(texts);
-  total += counts[0] ?? 0;
-  unknown.forEach((u, i) => remember(u.key, counts[i + 1] ?? 0));
-  for (let i = 1; i < counts.length; i++) total += counts[i] ?? 0;
+  const first = short.length === 0 ? 0 : 1;
+  for (const count of counts) total += count;
+  for (let i = first; i < texts.length; i++) remember(scope, texts[i] as string, counts[i] ?? 0);
   return total;
 }
 
@@ -68,9 +84,19 @@ export async function loadTokenizer(): Promise<void> {
   await inlineCounter();
 }
 
-/** How many texts' counts are remembered: for tests. */
+/** How many texts' counts are remembered, and how many characters they hold: for tests. */
 export function rememberedCounts(): number {
-  return remembered.size;
+  return rememberedTexts;
+}
+export function rememberedSize(): { texts: number; chars: number; scopes: string[] } {
+  return { texts: rememberedTexts, chars: rememberedChars, scopes: [...remembered.keys()] };
+}
+
+/** Sets the most characters remembered (tests); returns the previous bound. */
+export function limitRemembered(chars: number): number {
+  const previous = rememberChars;
+  rememberChars = chars;
+  return previous;
 }
 
 const inlineCounter = (): Promise<CountTokens> => (inline ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => m.countTokens));
@@ -88,13 +114,22 @@ async function countTexts(texts: readonly string[]): Promise<number[]> {
   }
 }
 
-function remember(key: string, tokens: number): void {
-  if (remembered.has(key)) return;
-  remembered.set(key, tokens);
-  rememberedChars += key.length;
-  for (const [oldest] of remembered) {
-    if (rememberedChars <= REMEMBER_CHARS) break;
-    remembered.delete(oldest);
-    rememberedChars -= oldest.length;
+function remember(scope: string, text: string, tokens: number): void {
+  let texts = remembered.get(scope);
+  if (texts === undefined) remembered.set(scope, (texts = new Map()));
+  if (texts.has(text)) return;
+  texts.set(text, tokens);
+  rememberedChars += text.length;
+  rememberedTexts++;
+  // Oldest first: the least recently used scope's least recently used texts.
+  for (const [oldScope, oldTexts] of remembered) {
+    if (rememberedChars <= rememberChars) break;
+    for (const oldest of oldTexts.keys()) {
+      if (rememberedChars <= rememberChars) break;
+      oldTexts.delete(oldest);
+      rememberedChars -= oldest.length;
+      rememberedTexts--;
+    }
+    if (oldTexts.size === 0) remembered.delete(oldScope);
   }
 }

@@ -70,7 +70,7 @@ describe('Settlements', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(order).to.deep.equal(['other key']);
     commit();
-    await Promise.all([request, byId, byKey]);
+    await Promise.all([request, byId, byKey, otherKey]);
     expect(order.slice(0, 2)).to.deep.equal(['other key', 'settled']);
     expect(order).to.have.members(['other key', 'settled', 'by id', 'by key']);
     // A request that does not end in time: the reader stops waiting.

@@ -28,6 +28,12 @@ describe('scanJson', () => {
     expect(modelText('{"model":"first","model":7}')).to.equal(null);
   });
 
+  it('finds the top-level tools array as sent, for the token estimate', () => {
+    const tools = '[ {"name":"look", "input_schema":{"type":"object","properties":{"tools":[1]}}} ]';
+    expect(fieldText(`{"model":"m","tools": ${tools},"max_tokens":5}`, 'tools')).to.equal(tools);
+    expect(fieldText('{"model":"m","x":{"tools":[]}}', 'tools')).to.equal(null);
+  });
+
   it('measures nesting depth across objects and arrays, ignoring brackets inside strings', () => {
     expect(scan(`{"a":${'['.repeat(63)}${']'.repeat(63)}}`).tooDeep).to.equal(false);
     expect(scan(`{"a":${'['.repeat(64)}${']'.repeat(64)}}`).tooDeep).to.equal(true);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { readdirSync, readFileSync } from 'node:fs';
-import { countInputTokens, rememberedCounts } from '../../src/usage/token-count.ts';
+import { countInputTokens, limitRemembered, rememberedCounts, rememberedSize } from '../../src/usage/token-count.ts';
 
 let scopes = 0;
 /** Each call in its own scope, so nothing is remembered from an earlier one unless a test says so. */
@@ -40,8 +40,10 @@ describe('count_tokens by tokenizer', () => {
       ],
       tools: [tool],
     };
-    const text = ['Be brief.', 'Describe this.', 'look', '{"q":1}', 'a cat', JSON.stringify(tool)].join('\n');
-    expect(await countInputTokens('chat', request)).to.equal(countTokens(text) + 1600);
+    // Texts of 64 characters or more (the tool's schema) are counted on their own, to be remembered.
+    const text = ['Be brief.', 'Describe this.', 'look', '{"q":1}', 'a cat'].join('\n');
+    expect(JSON.stringify(tool).length).to.be.at.least(64);
+    expect(await countInputTokens('chat', request)).to.equal(countTokens(text) + countTokens(JSON.stringify(tool)) + 1600);
   });
 
   it('counts a 150 KB request on the worker within 1% of one tokenizer pass over all its text', async () => {
@@ -61,6 +63,15 @@ describe('count_tokens by tokenizer', () => {
     expect(Math.abs(counted - onePass) / onePass).to.be.below(0.01);
   });
 
+  it('counts tool schemas as the client sent them when that text is given, instead of re-serialising them', async () => {
+    const tools = [{ name: 'look', description: 'Looks at the thing in question.', input_schema: { type: 'object' } }];
+    const request = { messages: [{ role: 'user', content: 'hi' }], tools };
+    const sent = JSON.stringify(tools, null, 2); // a client's own spacing, which the model reads too
+    expect(await countMessagesTokens(request)).to.equal(countTokens('hi') + countTokens(JSON.stringify(tools[0])));
+    expect(await countInputTokens('messages', request, 'sent-a', sent)).to.equal(countTokens('hi') + countTokens(sent));
+    expect(await countInputTokens('chat', { messages: [{ role: 'user', content: 'hi' }], tools }, 'sent-b', sent)).to.equal(countTokens('hi') + countTokens(sent));
+  });
+
   it('remembers the counts of long texts per key: the same answer, counted once, never shared across keys', async () => {
     const request = big(1);
     const before = rememberedCounts();
@@ -72,6 +83,27 @@ describe('count_tokens by tokenizer', () => {
     // Another key's request counts afresh: whether a text was seen is not observable across keys.
     expect(await countMessagesTokens(request, 'key-b')).to.equal(first);
     expect(rememberedCounts() - before).to.equal(learned * 2);
+  });
+
+  it('forgets the least recently used texts first, across keys, to stay within its bound', async () => {
+    const text = (n: number) => `${n} `.padEnd(100, 'x');
+    const request = (from: number) => ({ messages: [from, from + 1, from + 2].map((n) => ({ role: 'user', content: text(n) })) });
+    // Room for six of these texts; the first insert also forgets every earlier test's texts.
+    const previous = limitRemembered(600);
+    try {
+      const a = await countMessagesTokens(request(0), 'lru-a');
+      expect(rememberedSize()).to.deep.equal({ texts: 3, chars: 300, scopes: ['lru-a'] });
+      await countMessagesTokens(request(10), 'lru-b'); // at the bound
+      expect(rememberedSize()).to.deep.equal({ texts: 6, chars: 600, scopes: ['lru-a', 'lru-b'] });
+      await countMessagesTokens(request(0), 'lru-a'); // used again: key b is now the oldest
+      expect(rememberedSize().scopes).to.deep.equal(['lru-b', 'lru-a']);
+      await countMessagesTokens(request(20), 'lru-c'); // three more: key b's three go
+      expect(rememberedSize()).to.deep.equal({ texts: 6, chars: 600, scopes: ['lru-a', 'lru-c'] });
+      expect(await countMessagesTokens(request(0), 'lru-a')).to.equal(a); // remembered: the same count
+      expect(rememberedSize()).to.deep.equal({ texts: 6, chars: 600, scopes: ['lru-c', 'lru-a'] });
+    } finally {
+      limitRemembered(previous);
+    }
   });
 
   it('keeps the event loop free while it counts large requests', async () => {

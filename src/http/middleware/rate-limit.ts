@@ -1,7 +1,7 @@
 import { ERR } from '../../errors.ts';
 import { rateLimitHeaders } from '../../limits/headers.ts';
 import type { RateLimiter, RateLimits } from '../../limits/limiter.ts';
-import { countInputTokens } from '../../usage/token-count.ts';
+import { inputTokensOf } from '../input-tokens.ts';
 import type { GatewayMiddleware, GatewayState } from '../state.ts';
 
 /**
@@ -41,8 +41,7 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
     let inputTokens = 0;
     if (limits.tpm !== null) {
       // The same estimate the hold uses; kept in the state so reserve does not count twice.
-      inputTokens = await countInputTokens(route.endpoint === 'chat_completions' ? 'chat' : 'messages', body, String(key.id));
-      ctx.state.inputTokens = inputTokens;
+      inputTokens = await inputTokensOf(ctx.state);
     }
     const admission = await limiter.admit(key.id, limits, inputTokens);
     const headers = rateLimitHeaders(ctx.state.surface, admission, Date.now());

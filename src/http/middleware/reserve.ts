@@ -2,7 +2,7 @@ import { maxCostOf } from '../../billing/pricing.ts';
 import { picoToUsdText } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import type { Store } from '../../store/store.ts';
-import { countInputTokens } from '../../usage/token-count.ts';
+import { inputTokensOf } from '../input-tokens.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /**
@@ -27,8 +27,7 @@ export function createReservation(store: Store, instanceId: string): GatewayMidd
     if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
     // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
     // counted already when a tpm limit applies (rate-limit.ts).
-    const inputTokens =
-      ctx.state.inputTokens ?? (await countInputTokens(route.endpoint === 'chat_completions' ? 'chat' : 'messages', body, String(key.id)));
+    const inputTokens = await inputTokensOf(ctx.state);
     // Chat's `n` asks for that many choices, each up to the output limit.
     const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
     const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutputOf(body, route.model) * choices, route.prices);

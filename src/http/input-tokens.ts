@@ -1,0 +1,22 @@
+import { countInputTokens } from '../usage/token-count.ts';
+import type { GatewayState } from './state.ts';
+
+/**
+ * The request's input-token estimate (issue #4), counted once per request: the rate limiter, the
+ * hold and a local count_tokens answer all use this. Remembered counts are scoped by API key.
+ *
+ * Tool schemas are counted as the bytes the client sent (`tools`' range from the body scan),
+ * not re-serialised from the parsed body: Claude Code sends about 40 KB of them on every turn, and
+ * JSON.stringify of those was the largest cost of counting a remembered request (issue #6
+ * profile). The estimate differs from a re-serialisation only by the whitespace the client sent.
+ */
+export async function inputTokensOf(state: GatewayState): Promise<number> {
+  if (state.inputTokens !== undefined) return state.inputTokens;
+  const { route, body, raw, scan, key } = state;
+  if (!route || !body) return 0;
+  const tools = scan?.fields.get('tools');
+  const toolsText = raw && tools ? raw.toString('utf8', tools.start, tools.end) : undefined;
+  const format = route.endpoint === 'chat_completions' ? 'chat' : 'messages';
+  state.inputTokens = await countInputTokens(format, body, String(key?.id ?? ''), toolsText);
+  return state.inputTokens;
+}
