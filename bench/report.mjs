@@ -6,7 +6,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { median } from './load.mjs';
 
-const ARMS = ['direct', 'bare', 'native', 'translated'];
+// portkey: the peer column, present only when installed (npm --prefix bench/peers ci).
+const ARMS = ['direct', 'bare', 'native', 'translated', 'portkey'];
 const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
 /** Per scenario and arm: medians over rounds of throughput, latency and added latency (arm − direct, within a round). */
@@ -14,7 +15,7 @@ export function summarise(rounds) {
   const out = {};
   for (const id of Object.keys(rounds[0])) {
     out[id] = {};
-    for (const arm of ARMS) {
+    for (const arm of ARMS.filter((a) => rounds[0][id][a])) {
       const per = rounds.map((r) => r[id][arm]);
       const direct = rounds.map((r) => r[id].direct);
       const bare = rounds.map((r) => r[id].bare);
@@ -65,14 +66,13 @@ export function writeReport(results, options) {
     '',
     `${new Date().toISOString()} · ${sha} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     '',
-    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open. ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, native/translated = Junction (auth, ledger, usage accounting on; request log off).`,
+    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open. ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, native/translated = Junction (auth, ledger, usage accounting on; request log off), ${options.portkey ? `portkey = Portkey's open-source gateway @portkey-ai/gateway ${options.portkey} (peer, headless, as shipped, told the simulator's address per request; its streams wait a fixed 25 ms before their first event)` : 'portkey = not installed, so no peer column'}. The peer is a bench-only install, never a project dependency: \`npm --prefix bench/peers ci\`.`,
     '',
     '| scenario | arm | req/s | ×bare | p50 ms | p99 ms | added p50 ms | added ×bare | added TTFB p50 ms | failed |',
     '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [id, arms] of Object.entries(s)) {
-    for (const arm of ARMS) {
-      const m = arms[arm];
+    for (const [arm, m] of Object.entries(arms)) {
       const added = arm === 'direct' ? ['', '', ''] : [fmt(m.addedP50, 3), arm === 'bare' ? '1' : fmt(m.addedVsBare), fmt(m.addedTtfbP50, 3)];
       lines.push(`| ${id} | ${arm} | ${fmt(m.rps, 0)} (${fmt(m.rpsSpread[0], 0)}–${fmt(m.rpsSpread[1], 0)}) | ${fmt(m.rpsVsBare)} | ${fmt(m.p50, 3)} | ${fmt(m.p99, 3)} | ${added.join(' | ')} | ${m.failed} |`);
     }

@@ -2,8 +2,10 @@
 // Arms: (a) the simulator directly, (b) a bare keep-alive http-proxy-3, (c) Junction on a native
 // route, (d) Junction on a translated route. Rounds interleave the arms; medians over rounds; every
 // ratio is taken within a round. Method: ../shared/reference/performance.md §4.
+// Peer column, when installed: (e) Portkey's open-source gateway. It lives in a bench-only folder,
+// never a project dependency; install it with `npm --prefix bench/peers ci`.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { holdStreams, latency, median, throughput } from './load.mjs';
@@ -21,6 +23,9 @@ const HELD = QUICK ? 200 : 1000;
 const KEY = 'sk-jct-bench-0123456789abcdef';
 const SIM = 'sim-c64-g0-l0';
 const LONG = 'sim-c600-g1000-l0'; // one event a second: streams that stay open
+const PORTKEY_PKG = path.join(DIR, 'peers/node_modules/@portkey-ai/gateway/package.json');
+const PORTKEY = existsSync(PORTKEY_PKG) ? JSON.parse(readFileSync(PORTKEY_PKG, 'utf8')).version : null;
+if (!PORTKEY) process.stderr.write('Portkey column skipped: not installed (npm --prefix bench/peers ci).\n');
 
 const pinned = spawnSync('taskset', ['-V']).status === 0;
 const pin = (core, cmd, args) => (pinned ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args]);
@@ -80,9 +85,9 @@ const SCENARIOS = [
   { id: 'chat-stream', title: '5. Chat stream, 64 events (translated arm: through a Messages upstream)', format: 'chat', stream: true, body: (p) => small(`${p}${SIM}`, true) },
 ];
 
-async function measure(target, scenario, prefix) {
+async function measure(target, scenario, prefix, headers = HEADERS[scenario.format]) {
   const body = scenario.body(prefix);
-  const [headers, route] = [HEADERS[scenario.format], PATH[scenario.format]];
+  const route = PATH[scenario.format];
   const { rps, failed } = await throughput(target, route, headers, body, CONCURRENCY, SECONDS);
   const lat = await latency(target, route, headers, body, SEQUENTIAL);
   return { rps, ...lat, failed: failed + lat.failed };
@@ -91,8 +96,20 @@ async function measure(target, scenario, prefix) {
 const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
 const startBare = () => start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
 const startJunction = () => start(1, process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
+const startPortkey = () => start(1, process.execPath, [path.join(DIR, 'peers/portkey-server.mjs')]);
+// Portkey is told per request which provider to speak and where it lives; the client's key rides
+// along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
+// It serves all five scenarios natively (its /v1/messages relays Anthropic streams event by event)
+// and the held streams; not scenario 6, local count_tokens being Junction's own. Its stream times
+// include a fixed 25 ms sleep before each stream's first event (readStream in its streamHandler).
+const portkeyHeaders = (format) => ({
+  ...HEADERS[format],
+  'x-portkey-provider': format === 'chat' ? 'openai' : 'anthropic',
+  'x-portkey-custom-host': `${upstream.url}/v1`,
+});
 const bare = await startBare();
 const junction = await startJunction();
+const portkey = PORTKEY ? await startPortkey() : null;
 const results = { rounds: [], countTokens: [], held: [] };
 try {
   for (let round = 0; round < ROUNDS; round++) {
@@ -103,11 +120,12 @@ try {
         ['bare', bare.url, NATIVE[scenario.format]],
         ['native', junction.url, NATIVE[scenario.format]],
         ['translated', junction.url, FOREIGN[scenario.format]],
+        ...(portkey ? [['portkey', portkey.url, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
       // Rotate the order each round so no arm always runs first (warm caches, background load).
       const order = arms.map((_, i) => arms[(i + round) % arms.length]);
       row[scenario.id] = {};
-      for (const [arm, url, prefix] of order) row[scenario.id][arm] = await measure(url, scenario, prefix);
+      for (const [arm, url, prefix, headers] of order) row[scenario.id][arm] = await measure(url, scenario, prefix, headers);
       process.stderr.write(`round ${round + 1}/${ROUNDS} ${scenario.id} ✓\n`);
     }
     results.rounds.push(row);
@@ -115,20 +133,22 @@ try {
   }
   // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
   // so a process that already served another arm would hide this one's growth.
-  const fresh = { bare: () => startBare(), native: () => startJunction(), translated: () => startJunction() };
-  for (const [arm, prefix] of [['bare', NATIVE.messages], ['native', NATIVE.messages], ['translated', FOREIGN.messages]]) {
+  const fresh = { bare: () => startBare(), native: () => startJunction(), translated: () => startJunction(), portkey: () => startPortkey() };
+  const heldArms = [['bare', NATIVE.messages], ['native', NATIVE.messages], ['translated', FOREIGN.messages]];
+  if (portkey) heldArms.push(['portkey', NATIVE.messages, portkeyHeaders('messages')]);
+  for (const [arm, prefix, headers = HEADERS.messages] of heldArms) {
     const proc = await fresh[arm]();
     try {
-      await latency(proc.url, PATH.messages, HEADERS.messages, small(`${prefix}${SIM}`, true), 200);
-      results.held.push({ arm, ...(await heldStreams(proc, prefix)) });
+      await latency(proc.url, PATH.messages, headers, small(`${prefix}${SIM}`, true), 200);
+      results.held.push({ arm, ...(await heldStreams(proc, prefix, headers)) });
     } finally {
       proc.child.kill('SIGTERM');
     }
   }
 } finally {
-  for (const proc of [junction, bare, upstream]) proc.child.kill('SIGTERM');
+  for (const proc of [junction, bare, portkey, upstream]) proc?.child.kill('SIGTERM');
 }
-writeReport(results, { quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
+writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
 
 /** Scenario 6: local count_tokens on ~150 KB, and other requests' latency and the event loop meanwhile. */
 async function countTokens() {
@@ -144,9 +164,9 @@ async function countTokens() {
 }
 
 /** Scenario 7: RSS per open stream, `HELD` streams at once. */
-async function heldStreams(proc, prefix) {
+async function heldStreams(proc, prefix, headers) {
   const before = (await ask(proc, 'rss')).rss;
-  const streams = await holdStreams(proc.url, PATH.messages, HEADERS.messages, small(`${prefix}${LONG}`, true), HELD);
+  const streams = await holdStreams(proc.url, PATH.messages, headers, small(`${prefix}${LONG}`, true), HELD);
   await new Promise((r) => setTimeout(r, 2000));
   const during = (await ask(proc, 'rss')).rss;
   streams.close();
