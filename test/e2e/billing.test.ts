@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { FIXTURES } from '../support/fake-upstream.ts';
+import { ledgerBackends } from '../support/services.ts';
 import { call, CHAT_HEADERS, KEYS, MESSAGES_HEADERS, translationConfig, useSdkClients, useUpstreamAndGateway } from '../support/gateway.ts';
 
 type Json = Record<string, unknown>;
@@ -9,8 +10,10 @@ const POOR = 'sk-jct-poor-0123456789abcdefgh';
 const config = (url: string) =>
   translationConfig(url).replace('    - { name: restricted', `    - { name: poor, key: "${POOR}", balance_usd: 0.0001 }\n    - { name: restricted`);
 
-describe('billing: charges, holds and the ledger', () => {
-  const env = useUpstreamAndGateway(config);
+for (const ledger of ledgerBackends('the billing end-to-end suite')) {
+describe(`billing (${ledger.name} ledger): charges, holds and the ledger`, () => {
+  const storage = ledger.use();
+  const env = useUpstreamAndGateway((url) => config(url) + storage.storageYaml());
   const sdk = useSdkClients(env);
   const generation = async (id: string | null, key: string = KEYS.alice) =>
     (await call(`${env.gw.url}/v1/generations/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
@@ -206,16 +209,17 @@ describe('billing: charges, holds and the ledger', () => {
   });
 });
 
-describe('billing: 200 concurrent requests on a key funded for 10', () => {
+describe(`billing (${ledger.name} ledger): 200 concurrent requests on a key funded for 10`, () => {
   // Output at $1,000 per million and max_tokens 100: each request holds exactly $0.10 (input is free).
   // The key holds $1.05, so exactly 10 holds fit while they are all open.
   const FUNDED = 'sk-jct-funded-0123456789abcdef';
+  const storage = ledger.use();
   const env = useUpstreamAndGateway(
     (url) => `
 auth: { keys: [{ name: funded, key: "${FUNDED}", balance_usd: 1.05 }] }
 providers: [{ id: up, plugin: anthropic, base_url: "${url}", api_key: k }]
 models: [{ id: pricey, routes: [{ provider: up }], pricing: { input: 0, output: 1000 } }]
-`,
+${storage.storageYaml()}`,
   );
 
   it('admits exactly what the funds cover, never goes below zero, and the ledger sums to the balance change', async () => {
@@ -246,3 +250,4 @@ models: [{ id: pricey, routes: [{ provider: up }], pricing: { input: 0, output: 
     expect(charged).to.equal(BigInt(admitted) * 9_000_000_000n);
   });
 });
+}

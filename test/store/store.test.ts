@@ -6,9 +6,11 @@ import { usdToPico } from '../../src/billing/money.ts';
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { freshPostgresSchema, POSTGRES_URL, saySkipped } from '../support/services.ts';
 import { KeyNotFoundError, type LedgerEntry, type Store } from '../../src/store/store.ts';
 
-/** Every backend runs the same suite (PostgreSQL joins with issue #7). */
+/** Every backend runs the same suite; PostgreSQL when JUNCTION_TEST_POSTGRES_URL is set (issue #7). */
 const BACKENDS: { name: string; open: () => Promise<Store> }[] = [
   {
     name: 'SQLite',
@@ -19,6 +21,26 @@ const BACKENDS: { name: string; open: () => Promise<Store> }[] = [
     },
   },
 ];
+const pgBase = POSTGRES_URL;
+if (pgBase) {
+  BACKENDS.push({
+    name: 'PostgreSQL',
+    open: async () => {
+      const schema = await freshPostgresSchema(pgBase);
+      const store = new PostgresStore(schema.url);
+      await store.migrate();
+      // Dropped with the store: each test has its own tables.
+      const close = store.close.bind(store);
+      store.close = async () => {
+        await close();
+        await schema.drop();
+      };
+      return store;
+    },
+  });
+} else {
+  saySkipped('PostgreSQL', 'the store suite');
+}
 
 const usd = usdToPico;
 const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
@@ -179,6 +201,33 @@ for (const backend of BACKENDS) {
       // Two holds settled at $0.01 each; the live one still holds $0.30.
       expect(await store.findKey(key.sha256)).to.deep.include({ held: usd(0.3), balance: usd(0.98) });
       expect(await store.reconcile(() => true, new Date(0))).to.equal(0);
+    });
+
+    it('never overspends under many concurrent holds: exactly what the balance covers is held', async () => {
+      const key = await store.createKey(newKey('busy', usd(10)));
+      const holds = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          store.reserve({ requestId: `c${i}`, keyId: key.id, amount: usd(1), inputCost: usd(0.1), model: 'm', provider: 'p', instanceId: 'i' }),
+        ),
+      );
+      expect(holds.filter((h) => h.ok)).to.have.length(10);
+      expect(await store.findKey(key.sha256)).to.deep.include({ held: usd(10), balance: usd(10) });
+      // Settled concurrently too, each for less than it held: the balance moves by the ledger's sum.
+      const ok = holds.map((h, i) => (h.ok ? i : -1)).filter((i) => i >= 0);
+      await Promise.all(ok.map((i) => store.settle(entry(`c${i}`, key.id, usd(0.25)))));
+      await Promise.all(ok.map((i) => store.settle(entry(`c${i}`, key.id, usd(0.25))))); // retried: no change
+      const after = await store.findKey(key.sha256);
+      expect(after).to.deep.include({ held: 0n, balance: usd(7.5), spent: usd(2.5), requests: 10 });
+      const rows = await store.usage({ keyId: key.id, limit: 100 });
+      expect(rows.reduce((sum, r) => sum + r.charged, 0n)).to.equal(usd(2.5));
+    });
+
+    it('keeps money exact beyond 2^53 pico-dollars', async () => {
+      const big = 9_007_199_254_740_993n; // 2^53 + 1 pico-dollars, about $9,007
+      const key = await store.createKey(newKey('rich', big));
+      expect((await store.findKey(key.sha256))?.balance).to.equal(big);
+      await store.settle(entry('r-big', key.id, 1n));
+      expect((await store.findKey(key.sha256))?.balance).to.equal(big - 1n);
     });
   });
 }

@@ -19,7 +19,7 @@ import {
 import { emptyUsage } from '../../usage/normalize.ts';
 import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
-import { toKeyRecord, toLedgerRow, type Row } from './rows.ts';
+import { toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
 
 /**
  * The embedded store: SQLite through better-sqlite3, in WAL mode. Every write that moves money is

@@ -1,10 +1,17 @@
-import type { KeyRecord, LedgerRow } from '../store.ts';
+import type { KeyRecord, LedgerRow } from './store.ts';
 
-/** A row as better-sqlite3 returns it with safe integers on: INTEGER columns are bigint. */
+/**
+ * A row as either backend returns it: better-sqlite3 with safe integers on gives INTEGER columns
+ * as bigint; pg (with the int8 parser in postgres/pool.ts) gives BIGINT as bigint and TIMESTAMPTZ
+ * as Date.
+ */
 export type Row = Record<string, unknown>;
 
 const int = (value: unknown): number => Number(value);
-const money = (value: unknown): bigint => (typeof value === 'bigint' ? value : BigInt(Number(value ?? 0)));
+// Never through Number: a balance above 2^53 pico-dollars ($9,007) would lose its last digits.
+const money = (value: unknown): bigint =>
+  typeof value === 'bigint' ? value : typeof value === 'string' ? BigInt(value) : BigInt(Number(value ?? 0));
+const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 const limit = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
@@ -49,7 +56,7 @@ export function toLedgerRow(row: Row): LedgerRow {
     status: int(row['status']),
     outcome: String(row['outcome']),
     estimated: int(row['estimated']) === 1,
-    startedAt: new Date(String(row['started_at'])),
+    startedAt: date(row['started_at']),
     firstByteMs: row['first_byte_ms'] === null ? null : Number(row['first_byte_ms']),
     durationMs: Number(row['duration_ms']),
   };

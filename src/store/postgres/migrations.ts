@@ -1,0 +1,76 @@
+/**
+ * PostgreSQL's schema (issue #7): the SQLite schema's tables and columns, in PostgreSQL's types.
+ * Money is BIGINT pico-dollars (read back as bigint), times are TIMESTAMPTZ, flags are SMALLINT
+ * 0/1 so both backends share one row mapper (../rows.ts). Applied in order, each once, under an
+ * advisory lock, so instances starting together migrate once. Never edit a shipped migration.
+ */
+export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE keys (
+        id BIGSERIAL PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('config', 'store')),
+        balance BIGINT CHECK (balance IS NULL OR balance >= 0),
+        held BIGINT NOT NULL DEFAULT 0 CHECK (held >= 0),
+        spent BIGINT NOT NULL DEFAULT 0,
+        requests BIGINT NOT NULL DEFAULT 0,
+        models TEXT,
+        rpm INTEGER,
+        tpm INTEGER,
+        concurrency INTEGER,
+        disabled SMALLINT NOT NULL DEFAULT 0,
+        removed SMALLINT NOT NULL DEFAULT 0,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE holds (
+        request_id TEXT PRIMARY KEY,
+        key_id BIGINT NOT NULL REFERENCES keys(id),
+        amount BIGINT NOT NULL CHECK (amount >= 0),
+        input_cost BIGINT NOT NULL,
+        model TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        instance TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX holds_by_instance ON holds (instance);
+      CREATE TABLE ledger (
+        request_id TEXT PRIMARY KEY,
+        key_id BIGINT NOT NULL REFERENCES keys(id),
+        endpoint TEXT,
+        model TEXT,
+        provider TEXT,
+        upstream_model TEXT,
+        route TEXT,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        cache_read_tokens BIGINT NOT NULL,
+        cache_write_tokens BIGINT NOT NULL,
+        reasoning_tokens BIGINT NOT NULL,
+        cost BIGINT NOT NULL,
+        charged BIGINT NOT NULL,
+        uncollected BIGINT NOT NULL,
+        status INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        estimated SMALLINT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        first_byte_ms DOUBLE PRECISION,
+        duration_ms DOUBLE PRECISION NOT NULL
+      );
+      CREATE INDEX ledger_by_key_time ON ledger (key_id, started_at);
+      CREATE TABLE instances (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        heartbeat_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+      INSERT INTO meta (name, value) VALUES ('keys_version', 0);
+    `,
+  },
+];
