@@ -22,6 +22,7 @@ import { LogUsageSink, type UsageSink } from './usage/sink.ts';
 import { ERR } from './errors.ts';
 import { Breakers } from './routing/breaker.ts';
 import { InFlight } from './routing/in-flight.ts';
+import { openLimiter } from './limits/open-limiter.ts';
 
 export interface GatewayOptions {
   /** Where log lines go; stdout by default. */
@@ -57,7 +58,12 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const log = createLogger(config.log.level, options.logDestination);
   const providers = await loadProviders(config.providers, config.dir, log);
-  const store = await openStore(config.storage.url);
+  // Redis first: a deployment configured to share limits does not start without them.
+  const limits = await openLimiter(config, log);
+  const store = await openStore(config.storage.url).catch(async (err: unknown) => {
+    await limits.close();
+    throw err;
+  });
   await store.syncConfigKeys(
     config.auth.keys.map((k) => ({ name: k.name, sha256: k.sha256, balance: k.balanceUsd === null ? null : usdToPico(k.balanceUsd), models: k.models, limits: k.limits })),
   );
@@ -100,6 +106,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     inFlight,
     lifecycle,
     log,
+    limiter: limits.limiter,
   });
   // Timeouts below are enforced by a periodic sweep; Node's default sweep is every 30 s. TCP
   // keepalive probes keep a connection waiting minutes for a whole (non-streamed) answer alive
@@ -162,6 +169,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');
     keys.stop();
     for (const provider of providers.values()) await provider.plugin.close?.();
+    await limits.close();
     await store.close();
     log.flush();
   }

@@ -236,6 +236,7 @@ function build(
       breakerCooldownMs: seconds(raw.routing.circuit_breaker?.cooldown_s) ?? DEFAULT_ROUTING.breakerCooldownMs,
     },
     storage: { url: resolveStorage(raw.storage.url, dir) },
+    redis: raw.redis ? { url: raw.redis.url, prefix: raw.redis.prefix } : null,
     log: { level: raw.log.level },
     auth: {
       keyPrefix: raw.auth.key_prefix,

@@ -123,6 +123,14 @@ export const configSchema = z.strictObject({
   storage: z.strictObject({ url: z.string().min(1).default('sqlite://data/junction.db') }).default({
     url: 'sqlite://data/junction.db',
   }),
+  /** Shared fast state for several instances (issue #7): rate limits now. Absent: per-process memory. */
+  redis: z
+    .strictObject({
+      url: z.string().regex(/^rediss?:\/\/.+/, 'must be redis://host:port or rediss://… (TLS)'),
+      /** Prepended to every Redis key, so deployments can share one Redis. */
+      prefix: z.string().regex(/^[A-Za-z0-9_:.-]*$/, 'must be letters, digits, "_", ":", "." or "-"').default('junction:'),
+    })
+    .optional(),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).default({ level: 'info' }),
   auth: z
     .strictObject({
@@ -149,7 +157,7 @@ export const KNOWN_KEYS: readonly string[] = [
     'server', 'host', 'port', 'max_body_mb', 'shutdown_grace_s', 'headers_timeout_s', 'request_timeout_s', 'keepalive_s',
     'routing', 'retries', 'backoff_ms', 'max_retry_after_s', 'circuit_breaker', 'failures', 'cooldown_s',
     ...Object.keys(timeoutsSchema.shape),
-    'storage', 'url', 'log', 'level', 'auth', 'key_prefix', 'keys', 'admin_key', 'default_limits',
+    'storage', 'url', 'redis', 'prefix', 'log', 'level', 'auth', 'key_prefix', 'keys', 'admin_key', 'default_limits',
     ...Object.keys(limitsSchema.shape),
     ...Object.keys(keySchema.shape),
     ...Object.keys(providerSchema.shape),

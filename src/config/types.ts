@@ -10,6 +10,8 @@ export interface GatewayConfig {
   readonly routing: RoutingConfig;
   /** `sqlite://` URLs are absolute here. */
   readonly storage: { readonly url: string };
+  /** Shared rate limits across instances; null: each process keeps its own (issue #7). */
+  readonly redis: { readonly url: string; readonly prefix: string } | null;
   readonly log: { readonly level: string };
   readonly auth: {
     readonly keyPrefix: string;

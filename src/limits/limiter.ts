@@ -1,7 +1,7 @@
 /**
  * Per-key rate limits (issue #5): the interface the gateway talks to, so the in-memory limiter
- * (memory-limiter.ts, one process) can be replaced by a shared one (Redis, a later issue) without
- * touching the middleware. Every method is async for that reason.
+ * (memory-limiter.ts, one process) can be replaced by a shared one (redis-limiter.ts, issue #7)
+ * without touching the middleware. Every method is async for that reason.
  */
 
 /** A key's limits; null means that limit does not apply. */
@@ -44,14 +44,24 @@ export interface Admission {
 export interface RateLimiter {
   /**
    * Admits a request for `key` or refuses it. Admitted, it takes one request from the rpm bucket,
-   * `inputTokens` from the tpm bucket and one concurrency slot. Refused, it takes nothing.
+   * `inputTokens` from the tpm bucket and one concurrency slot, named `slot` (unique per request
+   * and instance: a shared limiter tracks whose slots are still alive). Refused, it takes nothing.
    */
-  admit(key: number, limits: RateLimits, inputTokens: number): Promise<Admission>;
+  admit(key: number, limits: RateLimits, inputTokens: number, slot: string): Promise<Admission>;
   /**
    * Ends an admitted request: frees its concurrency slot and settles its tokens, debiting
    * `usedTokens - inputTokens` (a credit when negative). Called once per admission, with the same
    * `limits` and `inputTokens`. Never rejects: a networked limiter logs its own failures, since
    * the request has already been served.
    */
-  release(key: number, limits: RateLimits, inputTokens: number, usedTokens: number): Promise<void>;
+  release(key: number, limits: RateLimits, inputTokens: number, usedTokens: number, slot: string): Promise<void>;
+}
+
+/** A bucket's state for the rate-limit headers, from its fractional level. */
+export function bucketState(level: number, capacity: number): BucketState {
+  return {
+    limit: capacity,
+    remaining: Math.max(0, Math.floor(level)),
+    resetMs: Math.ceil(((capacity - level) * 60_000) / capacity),
+  };
 }

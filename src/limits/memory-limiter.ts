@@ -1,4 +1,4 @@
-import type { Admission, BucketState, LimitName, RateLimiter, RateLimits } from './limiter.ts';
+import { bucketState, type Admission, type LimitName, type RateLimiter, type RateLimits } from './limiter.ts';
 
 /** One minute: rpm and tpm buckets refill their whole capacity over this long. */
 const MINUTE_MS = 60_000;
@@ -29,7 +29,7 @@ export interface MemoryRateLimiterOptions {
  * a bucket of capacity rpm (or tpm) refilled continuously at rpm/60 per second, so a burst of up to
  * the whole minute's allowance is admitted, then one request per 60/rpm seconds. Levels are
  * computed lazily from the elapsed time: nothing runs between requests. State is per process; a
- * gateway run as several processes needs the shared limiter of a later issue.
+ * gateway run as several processes shares limits through redis-limiter.ts.
  */
 export class MemoryRateLimiter implements RateLimiter {
   readonly #now: () => number;
@@ -137,12 +137,4 @@ function refilled(level: number, was: number | null, capacity: number | null, el
 
 function isFull(level: number, capacity: number | null, elapsed: number): boolean {
   return capacity === null || level + (elapsed * capacity) / MINUTE_MS >= capacity;
-}
-
-function bucketState(level: number, capacity: number): BucketState {
-  return {
-    limit: capacity,
-    remaining: Math.max(0, Math.floor(level)),
-    resetMs: Math.ceil(((capacity - level) * MINUTE_MS) / capacity),
-  };
 }

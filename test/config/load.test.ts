@@ -222,6 +222,15 @@ models:
     expect(problems('storage: { url: "mysql://x" }')[0]).to.match(/^storage\.url: must be sqlite/);
   });
 
+  it('takes postgres:// storage and a redis block (issue #7); mistakes name their path', () => {
+    expect(parseConfig('storage: { url: "postgres://u@db:5432/j" }', FILE, {}).storage.url).to.equal('postgres://u@db:5432/j');
+    expect(parseConfig('', FILE, {}).redis).to.equal(null);
+    expect(parseConfig('redis: { url: "redis://127.0.0.1:6379" }', FILE, {}).redis).to.deep.equal({ url: 'redis://127.0.0.1:6379', prefix: 'junction:' });
+    expect(parseConfig('redis: { url: "rediss://r:6380", prefix: "eu:" }', FILE, {}).redis).to.deep.equal({ url: 'rediss://r:6380', prefix: 'eu:' });
+    expect(problems('redis: { url: "http://r" }')[0]).to.match(/^redis\.url: must be redis:\/\//);
+    expect(problems('redis: { url: "redis://r", prefx: "a" }')[0]).to.match(/^redis\.prefx: unknown key \(did you mean "prefix"/);
+  });
+
   it('defaults a route model to the model id and a display name to the id', () => {
     const config = parseConfig(
       'providers: [{ id: p, plugin: mock }]\nmodels: [{ id: m1, routes: [{ provider: p }], pricing: { input: 0, output: 0 } }]',

@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { FIXTURES } from '../support/fake-upstream.ts';
+import { limiterBackends } from '../support/services.ts';
 import { call, standardConfig, startGateway, useSdkClients, useUpstreamAndGateway, type TestGateway } from '../support/gateway.ts';
 
 type Json = Record<string, unknown>;
@@ -40,8 +41,9 @@ function expectRetryAfter(headers: Headers, min: number, max: number): void {
   expect(Number(value)).to.be.within(min, max);
 }
 
-describe('rate limits per key', () => {
-  const env = useUpstreamAndGateway(config);
+for (const limiter of limiterBackends('the rate-limit end-to-end suite')) {
+describe(`rate limits per key (${limiter.name} limiter)`, () => {
+  const env = useUpstreamAndGateway((url) => config(url) + limiter.yaml());
   const messages = (key: string, body: Json, path = '/v1/messages') => call(`${env.gw.url}${path}`, { headers: messagesHeaders(key), body });
   const chat = (key: string, body: Json) => call(`${env.gw.url}/v1/chat/completions`, { headers: chatHeaders(key), body });
   const balance = async (key: string) => (await call(`${env.gw.url}/v1/balance`, { headers: chatHeaders(key) })).json();
@@ -219,7 +221,7 @@ describe('rate limits per key', () => {
   });
 });
 
-describe('rate limits: auth.default_limits and stored keys', () => {
+describe(`rate limits: auth.default_limits and stored keys (${limiter.name} limiter)`, () => {
   const ADMIN = 'adm-0123456789abcdefghijklmnop';
   const PLAIN = 'sk-jct-plain-0123456789abcdef';
   const OWN_RPM = 'sk-jct-own-rpm-0123456789abcd';
@@ -236,7 +238,7 @@ auth:
     - { name: own-tpm, key: "${OWN_TPM}", limits: { tpm: 100000 } }
 providers: [{ id: mock, plugin: mock }]
 models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 0 } }]
-`);
+${limiter.yaml()}`);
   });
   after(() => gw.close());
   const demo = (key: string) => call(`${gw.url}/v1/messages`, { headers: messagesHeaders(key), body: ask('demo') });
@@ -295,8 +297,8 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
   });
 });
 
-describe('rate limits through the official SDKs', () => {
-  const env = useUpstreamAndGateway((url) => standardConfig(url).replace('balance_usd: 100 }', 'balance_usd: 100, limits: { rpm: 1 } }'));
+describe(`rate limits through the official SDKs (${limiter.name} limiter)`, () => {
+  const env = useUpstreamAndGateway((url) => standardConfig(url).replace('balance_usd: 100 }', 'balance_usd: 100, limits: { rpm: 1 } }') + limiter.yaml());
   const sdk = useSdkClients(env);
 
   it('the Anthropic SDK raises its RateLimitError (429) with retry-after', async () => {
@@ -323,3 +325,4 @@ describe('rate limits through the official SDKs', () => {
     expect(err.headers.get('x-ratelimit-limit-requests')).to.equal('1');
   });
 });
+}

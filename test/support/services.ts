@@ -74,3 +74,27 @@ export function ledgerBackends(suite: string): { readonly name: string; use: () 
   };
   return [sqlite, postgres];
 }
+
+/**
+ * The rate limiters an end-to-end suite runs against: each process's memory always, Redis when
+ * configured, under a prefix of this run's own whose keys are deleted afterwards.
+ */
+export function limiterBackends(suite: string): { readonly name: string; readonly yaml: () => string }[] {
+  const memory = { name: 'in-memory', yaml: () => '' };
+  if (!REDIS_URL) {
+    saySkipped('Redis', suite);
+    return [memory];
+  }
+  const prefix = `junction-test:${randomUUID()}:`;
+  after(async () => {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+  // A prefix per gateway: each test gateway's ledger numbers its keys from 1, as separate
+  // deployments would, and deployments sharing a Redis keep apart by prefix.
+  let gateways = 0;
+  return [memory, { name: 'Redis', yaml: () => `\nredis: { url: "${REDIS_URL}", prefix: "${prefix}${gateways++}:" }\n` }];
+}

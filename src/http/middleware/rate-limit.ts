@@ -43,7 +43,7 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
       // The same estimate the hold uses; kept in the state so reserve does not count twice.
       inputTokens = await inputTokensOf(ctx.state);
     }
-    const admission = await limiter.admit(key.id, limits, inputTokens);
+    const admission = await limiter.admit(key.id, limits, inputTokens, ctx.state.requestId);
     const headers = rateLimitHeaders(ctx.state.surface, admission, Date.now());
     if (admission.blocked !== null) {
       throw ERR.rateLimited(admission.blocked, limits[admission.blocked] ?? 0, admission.retryAfterS, headers);
@@ -54,7 +54,7 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
     try {
       await next();
     } finally {
-      await limiter.release(key.id, limits, inputTokens, usedTokens(ctx.state, inputTokens));
+      await limiter.release(key.id, limits, inputTokens, usedTokens(ctx.state, inputTokens), ctx.state.requestId);
     }
   };
 }
