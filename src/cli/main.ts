@@ -7,9 +7,10 @@ import { loadProviders, PluginLoadError } from '../plugin-host/loader.ts';
 import { createLogger } from '../log.ts';
 import { keysCommand } from './keys.ts';
 import { UsageError } from './usage-error.ts';
+import { isWorker, runPrimary, workerCount } from './workers.ts';
 
 const USAGE = `usage:
-  junction serve --config <file> [--host <host>] [--port <port>]
+  junction serve --config <file> [--host <host>] [--port <port>] [--workers <n>|auto]
   junction check-config <file>
   junction keys create --config <file> --name <name> [--balance-usd <usd>] [--models <glob,glob>] [--rpm <n>] [--tpm <n>] [--concurrency <n>]
   junction keys list --config <file>
@@ -45,19 +46,24 @@ export async function main(argv: readonly string[]): Promise<number | null> {
 async function serve(args: readonly string[]): Promise<number | null> {
   const { values } = parseArgs({
     args: [...args],
-    options: { config: { type: 'string', short: 'c' }, host: { type: 'string' }, port: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, host: { type: 'string' }, port: { type: 'string' }, workers: { type: 'string' } },
   });
   if (values.config === undefined) throw new UsageError('serve needs --config <file>');
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new UsageError(`--port must be an integer from 0 to 65535, got "${values.port}"`);
   }
+  const workers = values.workers === undefined ? undefined : workerCount(values.workers);
   const config = loadConfig(values.config);
+  // The primary of `--workers` only forks and supervises; each worker runs the rest of this function.
+  if (workers !== undefined && !isWorker()) return runPrimary(workers, config, values.config);
   const gateway = await createGateway(config);
   const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const lines = [
-    `junction listening on http://${host}:${address.port} (${config.models.length} models, ${config.providers.length} providers, ${values.config})`,
+    isWorker()
+      ? `junction worker ${process.pid} serving http://${host}:${address.port}`
+      : `junction listening on http://${host}:${address.port} (${config.models.length} models, ${config.providers.length} providers, ${values.config})`,
   ];
   for (const provider of config.providers) {
     if (provider.missingKeyVariables !== null) {

@@ -3,17 +3,35 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 
-/** Starts `junction serve --config <file>` on a free port in a child process; resolves once it listens. */
-export function serveProcess(file: string): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+export interface ServedProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stderr(): string;
+}
+
+/**
+ * Starts `junction serve --config <file>` on a free port in a child process (plus `args`, such as
+ * `--workers 2`); resolves once it says it listens.
+ */
+export function serveProcess(file: string, args: readonly string[] = []): Promise<ServedProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--config', file, '--port', '0']);
+    const child = spawn(process.execPath, [BIN, 'serve', '--config', file, '--port', '0', ...args]);
     let stderr = '';
     child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      // A single process's line, or a --workers primary's once every worker listens.
+      const match = /junction(?::)? listening on (http:\/\/\S+)/.exec(stderr);
       if (match?.[1]) resolve({ child, url: match[1], stderr: () => stderr });
     });
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
   });
+}
+
+/** Sends `signal` and resolves with the exit code once the process has exited. */
+export function stopProcess(served: ServedProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (served.child.exitCode !== null || served.child.signalCode !== null) return Promise.resolve(served.child.exitCode);
+  const exited = new Promise<number | null>((resolve) => served.child.once('exit', (code) => resolve(code)));
+  served.child.kill(signal);
+  return exited;
 }

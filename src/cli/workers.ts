@@ -1,0 +1,94 @@
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import type { GatewayConfig } from '../config/types.ts';
+import { UsageError } from './usage-error.ts';
+
+/** A worker that dies this soon after starting is failing to start, not crashing under load. */
+const STARTUP_MS = 5_000;
+/** Restarts of a crash-looping worker slow down to this. */
+const MAX_BACKOFF_MS = 10_000;
+
+/** `--workers N` or `auto` (one per core). */
+export function workerCount(value: string): number {
+  const count = value === 'auto' ? availableParallelism() : Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 256) throw new UsageError(`--workers must be an integer from 1 to 256 or "auto", got "${value}"`);
+  return count;
+}
+
+/**
+ * `serve --workers N` (issue #7): this process is the primary; it forks N workers, each a whole
+ * gateway, which share the port (node:cluster hands connections out in turn). Each worker has its
+ * own store connection and upstream pools; what they share lives in the store (the ledger) and,
+ * with `redis`, in Redis (the limits). The primary serves nothing itself.
+ * - SIGTERM or SIGINT drains every worker gracefully (each does what a single `serve` does), then
+ *   the primary exits with the worst exit code.
+ * - A worker that crashes is replaced, after a back-off if it keeps crashing. Its holds are settled
+ *   by the replacement's start-up reconciliation (its pid is gone); its Redis concurrency slots
+ *   lapse with their lease.
+ * - A worker that fails while starting (a bad plugin, an unreachable database) stops the whole
+ *   group: that failure would repeat.
+ */
+export function runPrimary(count: number, config: GatewayConfig, configFile: string): Promise<number> {
+  if (config.storage.url === 'sqlite://:memory:') throw new UsageError('--workers needs a shared store: sqlite://:memory: would give each worker its own ledger');
+  const say = (line: string): void => void process.stderr.write(`junction: ${line}\n`);
+  if (config.redis === null && count > 1) {
+    say(`no redis configured: each of the ${count} workers enforces rate limits on its own (up to ${count}× a key's limits)`);
+  }
+  return new Promise((resolve) => {
+    const startedAt = new Map<Worker, number>();
+    const listening = new Set<Worker>();
+    let announced = false;
+    let stopping = false;
+    let worst = 0;
+    let backoffMs = 250;
+
+    const fork = (): void => {
+      startedAt.set(cluster.fork(), Date.now());
+    };
+    cluster.on('listening', (worker, address) => {
+      listening.add(worker);
+      if (!announced && listening.size === count) {
+        announced = true;
+        const host = address.addressType === 6 ? `[${address.address}]` : address.address;
+        say(`listening on http://${host}:${address.port} (${count} workers, ${config.models.length} models, ${configFile})`);
+      }
+    });
+    cluster.on('exit', (worker, code, signal) => {
+      const lived = Date.now() - (startedAt.get(worker) ?? 0);
+      const served = listening.has(worker);
+      startedAt.delete(worker);
+      listening.delete(worker);
+      worst = Math.max(worst, code ?? 1);
+      if (stopping) {
+        if (startedAt.size === 0) resolve(worst);
+        return;
+      }
+      if (!served) {
+        say(`a worker failed to start (${signal ?? `exit code ${code}`}); stopping`);
+        stop('startup failure');
+        return;
+      }
+      // A crash loop backs off; a worker that lived a while is replaced at once.
+      backoffMs = lived < STARTUP_MS ? Math.min(backoffMs * 2, MAX_BACKOFF_MS) : 250;
+      say(`worker ${worker.process.pid} exited (${signal ?? `exit code ${code}`}); starting a replacement`);
+      setTimeout(() => stopping || fork(), lived < STARTUP_MS ? backoffMs : 0);
+    });
+
+    const stop = (reason: string): void => {
+      if (stopping) {
+        say(`${reason} received, still draining`);
+        return;
+      }
+      stopping = true;
+      if (reason !== 'startup failure') say(`${reason} received, draining ${startedAt.size} workers (up to ${config.server.shutdownGraceMs / 1000} s)`);
+      if (startedAt.size === 0) resolve(worst);
+      for (const worker of startedAt.keys()) worker.process.kill('SIGTERM');
+    };
+    // A terminal's Ctrl-C reaches the workers too; each drains once whichever signal comes first.
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    for (let i = 0; i < count; i++) fork();
+  });
+}
+
+export const isWorker = (): boolean => cluster.isWorker;
