@@ -81,6 +81,18 @@ export function writeReport(results, options) {
   for (const c of results.countTokens) lines.push(`| round | ${c.kb} | ${fmt(c.p50)} | ${fmt(c.p99)} | ${fmt(c.otherP99)} | ${fmt(c.lagP99Ms)} | ${fmt(c.lagMaxMs)} |`);
   lines.push('', '| streams held open | streams | RSS before MB | RSS during MB | KB per stream |', '|---|---|---|---|---|');
   for (const h of results.held) lines.push(`| ${h.arm} | ${h.streams} | ${fmt(h.rssBeforeMb, 1)} | ${fmt(h.rssDuringMb, 1)} | ${fmt(h.kbPerStream, 1)} |`);
+  if (results.workers?.length) {
+    const w = results.workers;
+    const one = median(w.map((r) => r.one));
+    const auto = median(w.map((r) => r.auto));
+    lines.push(
+      '',
+      `| serve --workers (issue #7), small Chat, native, concurrency ${options.concurrency * 2}, not pinned | req/s | ×one worker |`,
+      '|---|---|---|',
+      `| --workers 1 | ${fmt(one, 0)} | 1 |`,
+      `| --workers auto (${w[0].workers}) | ${fmt(auto, 0)} | ${fmt(median(w.map((r) => r.auto / r.one)))} |`,
+    );
+  }
   lines.push('', '| target | measured | |', '|---|---|---|');
   for (const c of checks) lines.push(`| ${c.name} | ${fmt(c.value)} | ${c.pass ? 'met' : '**missed**'} |`);
   const text = `${lines.join('\n')}\n`;

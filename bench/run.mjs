@@ -5,7 +5,8 @@
 // Peer column, when installed: (e) Portkey's open-source gateway. It lives in a bench-only folder,
 // never a project dependency; install it with `npm --prefix bench/peers ci`.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { holdStreams, latency, median, throughput } from './load.mjs';
@@ -145,6 +146,7 @@ try {
       proc.child.kill('SIGTERM');
     }
   }
+  results.workers = await workersScenario();
 } finally {
   for (const proc of [junction, bare, portkey, upstream]) proc?.child.kill('SIGTERM');
 }
@@ -161,6 +163,59 @@ async function countTokens() {
   const [other] = await Promise.all([others, counting]);
   const lag = await ask(junction, 'lag-read');
   return { kb: Math.round(body.length / 1024), p50: alone.p50, p99: alone.p99, otherP99: other.p99, ...lag };
+}
+
+/**
+ * Issue #7's scenario: `junction serve --workers auto` against `--workers 1`, the real CLI on one
+ * ledger file, small Chat requests on a native route. Not pinned: using every core is the point.
+ * The load generator and the simulator run on the same cores, as they would on one small machine.
+ */
+async function workersScenario() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'junction-bench-workers-'));
+  const file = path.join(dir, 'gateway.yaml');
+  writeFileSync(
+    file,
+    `storage: { url: "sqlite://ledger.db" }
+log: { level: warn }
+auth: { keys: [{ name: bench, key: "${KEY}", balance_usd: 1000000 }] }
+providers: [{ id: openai, plugin: openai, base_url: "${upstream.url}/v1", api_key: sim }]
+models: [{ id: "o/${SIM}", routes: [{ provider: openai }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }]
+`,
+  );
+  const cluster = (workers) =>
+    new Promise((resolve, reject) => {
+      // Every core: this runner pinned itself (and so its children) to core 0.
+      const argv = [path.join(ROOT, 'bin/junction.js'), 'serve', '--config', file, '--port', '0', '--workers', String(workers)];
+      const [bin, args] = pinned ? ['taskset', ['-c', `0-${cpus().length - 1}`, process.execPath, ...argv]] : [process.execPath, argv];
+      const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d) => {
+        err += d;
+        const port = /listening on http:\/\/[\d.]+:(\d+)/.exec(err)?.[1];
+        if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+      });
+      child.once('exit', (code) => reject(new Error(`serve --workers ${workers} exited with ${code}: ${err}`)));
+    });
+  const count = cpus().length; // what --workers auto finds once unpinned
+  const one = await cluster(1);
+  const all = await cluster('auto');
+  const rounds = [];
+  try {
+    const body = small(`o/${SIM}`, false);
+    for (let round = 0; round < ROUNDS; round++) {
+      const row = { workers: count };
+      for (const [name, proc] of round % 2 === 0 ? [['one', one], ['auto', all]] : [['auto', all], ['one', one]]) {
+        row[name] = (await throughput(proc.url, PATH.chat, HEADERS.chat, body, CONCURRENCY * 2, SECONDS)).rps;
+      }
+      rounds.push(row);
+      process.stderr.write(`workers round ${round + 1}/${ROUNDS} ✓\n`);
+    }
+  } finally {
+    for (const proc of [one, all]) proc.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rounds;
 }
 
 /** Scenario 7: RSS per open stream, `HELD` streams at once. */

@@ -54,13 +54,13 @@ export class SseWriter {
     return this.#res.destroyed || this.#res.writableEnded;
   }
 
-  /** Sends the status and headers, unless keepalives already did (routing/stream-prelude.ts). */
+  /**
+   * Sets the status and headers, unless keepalives already sent them (routing/stream-prelude.ts).
+   * They leave with the first frame, written in the same turn by the caller: sent alone, they
+   * cost a write of their own per stream (issue #6 profile).
+   */
   start(): void {
-    if (!this.#res.headersSent) {
-      this.#res.writeHead(200, SSE_HEADERS);
-      // Send the headers now: a client waiting for its first event should see the stream open.
-      this.#res.flushHeaders();
-    }
+    if (!this.#res.headersSent) this.#res.writeHead(200, SSE_HEADERS);
     this.#lastWrite = performance.now();
     this.#timer = setTimeout(this.#tick, this.#keepaliveMs);
     this.#res.once('close', () => clearTimeout(this.#timer));
