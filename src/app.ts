@@ -27,6 +27,7 @@ import type { UpstreamAgents } from './proxy/agents.ts';
 import type { Passthrough } from './proxy/passthrough.ts';
 import type { UsageSink } from './usage/sink.ts';
 import type { Settlements } from './billing/settlements.ts';
+import type { Holds } from './billing/holds.ts';
 import type { Store } from './store/store.ts';
 import { ERR } from './errors.ts';
 import type { Breakers } from './routing/breaker.ts';
@@ -44,6 +45,8 @@ export interface AppParts {
   readonly agents: UpstreamAgents;
   readonly sink: UsageSink;
   readonly settlements: Settlements;
+  /** Where holds live: the store, or Redis (issue #7). */
+  readonly holds: Holds;
   readonly store: Store;
   readonly instanceId: string;
   readonly breakers: Breakers;
@@ -64,7 +67,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const auth = createAuth(parts.keys);
   const version = createVersionCheck();
   const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
-  const reserve = createReservation(parts.store, parts.instanceId);
+  const reserve = createReservation(parts.holds, parts.instanceId);
   const rateLimit = createRateLimit(parts.limiter ?? new MemoryRateLimiter(), parts.config.auth.defaultLimits);
   const failover = {
     routing: parts.config.routing,

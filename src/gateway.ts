@@ -22,6 +22,8 @@ import { LogUsageSink, type UsageSink } from './usage/sink.ts';
 import { ERR } from './errors.ts';
 import { Breakers } from './routing/breaker.ts';
 import { InFlight } from './routing/in-flight.ts';
+import { StoreHolds, type Holds } from './billing/holds.ts';
+import { RedisHolds } from './billing/redis-holds.ts';
 import { openLimiter } from './limits/open-limiter.ts';
 
 export interface GatewayOptions {
@@ -69,13 +71,24 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   );
   // Holds left by a process that died mid-request are settled before this one serves (issue #4).
   const instance = { id: randomUUID(), host: hostname(), pid: process.pid };
+  const alive = (other: InstanceInfo): boolean => isAlive(other, instance);
+  // With Redis, holds live there and are reconciled against the ledger; otherwise they are rows.
+  const holds: Holds =
+    limits.redis === null
+      ? new StoreHolds(store)
+      : new RedisHolds(limits.redis, store, {
+          prefix: config.redis?.prefix ?? '',
+          log,
+          instances: () => store.instances(alive, new Date(Date.now() - STALE_AFTER_MS)),
+        });
   const reconcile = async (): Promise<void> => {
-    const count = await store.reconcile((other) => isAlive(other, instance), new Date(Date.now() - STALE_AFTER_MS));
+    // Redis holds first: the store's reconciliation forgets the dead instances it settles.
+    const count = (await holds.reconcile()) + (await store.reconcile(alive, new Date(Date.now() - STALE_AFTER_MS)));
     if (count > 0) log.warn({ holds: count }, 'settled holds left by a process that stopped mid-request');
   };
   await store.registerInstance(instance);
   await reconcile();
-  const settlements = new Settlements(store, log);
+  const settlements = new Settlements(store, log, holds);
   const heartbeat = setInterval(() => {
     void store
       .heartbeat(instance.id)
@@ -100,6 +113,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     agents,
     sink: options.sink ?? new LogUsageSink(log),
     settlements,
+    holds,
     store,
     instanceId: instance.id,
     breakers: new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs),

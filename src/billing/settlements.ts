@@ -1,5 +1,6 @@
 import type { Logger } from '../log.ts';
 import type { LedgerEntry, SettleResult, Store } from '../store/store.ts';
+import type { Holds } from './holds.ts';
 
 /**
  * The gateway's side of settling holds (issue #4): it counts requests from arrival until their
@@ -19,9 +20,13 @@ export class Settlements {
   #inFlight = 0;
   #idle: (() => void)[] = [];
 
-  constructor(store: Store, log: Logger) {
+  readonly #holds: Holds | undefined;
+
+  /** `holds`: where holds live when not in the store (Redis); told of each settlement to release its hold. */
+  constructor(store: Store, log: Logger, holds?: Holds) {
     this.#store = store;
     this.#log = log;
+    this.#holds = holds;
   }
 
   /** Runs one request's whole life, counted as in flight until it returns (and its charge is written). */
@@ -39,7 +44,10 @@ export class Settlements {
 
   /** Writes the charge; if the store refuses, the entry is kept for retry and undefined returned. */
   async settle(entry: LedgerEntry): Promise<SettleResult | undefined> {
-    const written = this.#store.settle(entry);
+    const written = this.#store.settle(entry).then(async (result) => {
+      await this.#holds?.settled(entry, result);
+      return result;
+    });
     this.#writing.set(entry.requestId, { keyId: entry.keyId, written });
     try {
       return await written;
@@ -78,7 +86,10 @@ export class Settlements {
   async retryFailed(): Promise<void> {
     for (const [id, entry] of [...this.#failed]) {
       try {
-        await this.#store.settle(entry);
+        // Not `holds?.settled(entry, await store.settle(entry))`: without holds, optional chaining
+        // would skip the settlement itself.
+        const result = await this.#store.settle(entry);
+        await this.#holds?.settled(entry, result);
         this.#failed.delete(id);
         this.#log.info({ req_id: id }, 'ledger settlement retried and written');
       } catch (err) {

@@ -7,6 +7,8 @@ import { RedisRateLimiter } from './redis-limiter.ts';
 
 export interface OpenedLimiter {
   readonly limiter: RateLimiter;
+  /** The connection, when `redis` is configured: balance holds share it (billing/redis-holds.ts). */
+  readonly redis: Redis | null;
   close(): Promise<void>;
 }
 
@@ -20,7 +22,7 @@ const COMMAND_TIMEOUT_MS = 1_000;
  * (redis-limiter.ts).
  */
 export async function openLimiter(config: GatewayConfig, log: Logger): Promise<OpenedLimiter> {
-  if (config.redis === null) return { limiter: new MemoryRateLimiter(), close: async () => undefined };
+  if (config.redis === null) return { limiter: new MemoryRateLimiter(), redis: null, close: async () => undefined };
   // No offline queue: while Redis is away a command fails at once instead of waiting in memory.
   const redis = new Redis(config.redis.url, {
     lazyConnect: true,
@@ -39,6 +41,7 @@ export async function openLimiter(config: GatewayConfig, log: Logger): Promise<O
   const limiter = new RedisRateLimiter(redis, { prefix: config.redis.prefix, log });
   return {
     limiter,
+    redis,
     close: async () => {
       limiter.close();
       await redis.quit().catch(() => redis.disconnect());

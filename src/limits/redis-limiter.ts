@@ -85,9 +85,9 @@ return redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[1])
 `;
 
 interface LimiterCommands {
-  jctAdmit(bucket: string, slots: string, ...args: (string | number)[]): Promise<[number, string, string, string]>;
-  jctRelease(bucket: string, slots: string, ...args: (string | number)[]): Promise<number>;
-  jctRenew(bucket: string, slots: string, ...args: (string | number)[]): Promise<number>;
+  jctLimitAdmit(bucket: string, slots: string, ...args: (string | number)[]): Promise<[number, string, string, string]>;
+  jctLimitRelease(bucket: string, slots: string, ...args: (string | number)[]): Promise<number>;
+  jctLimitRenew(bucket: string, slots: string, ...args: (string | number)[]): Promise<number>;
 }
 
 export class RedisRateLimiter implements RateLimiter {
@@ -101,9 +101,9 @@ export class RedisRateLimiter implements RateLimiter {
   #loggedAt = -Infinity;
 
   constructor(redis: Redis, options: { readonly prefix: string; readonly log: Logger; readonly leaseMs?: number }) {
-    redis.defineCommand('jctAdmit', { numberOfKeys: 2, lua: ADMIT });
-    redis.defineCommand('jctRelease', { numberOfKeys: 2, lua: RELEASE });
-    redis.defineCommand('jctRenew', { numberOfKeys: 2, lua: RENEW });
+    redis.defineCommand('jctLimitAdmit', { numberOfKeys: 2, lua: ADMIT });
+    redis.defineCommand('jctLimitRelease', { numberOfKeys: 2, lua: RELEASE });
+    redis.defineCommand('jctLimitRenew', { numberOfKeys: 2, lua: RENEW });
     this.#redis = redis as Redis & LimiterCommands;
     this.#prefix = options.prefix;
     this.#log = options.log;
@@ -116,7 +116,7 @@ export class RedisRateLimiter implements RateLimiter {
     const [bucket, slots] = this.#keys(key);
     let answer: [number, string, string, string];
     try {
-      answer = await this.#redis.jctAdmit(bucket, slots, n(limits.rpm), n(limits.tpm), n(limits.concurrency), inputTokens, slot, this.#leaseMs);
+      answer = await this.#redis.jctLimitAdmit(bucket, slots, n(limits.rpm), n(limits.tpm), n(limits.concurrency), inputTokens, slot, this.#leaseMs);
     } catch (err) {
       this.#failed(err, 'admit');
       return { ok: true, blocked: null, retryAfterS: 0, requests: null, tokens: null };
@@ -137,7 +137,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.#slots.delete(slot);
     const [bucket, slots] = this.#keys(key);
     try {
-      await this.#redis.jctRelease(bucket, slots, n(limits.rpm), n(limits.tpm), usedTokens - inputTokens, slot);
+      await this.#redis.jctLimitRelease(bucket, slots, n(limits.rpm), n(limits.tpm), usedTokens - inputTokens, slot);
     } catch (err) {
       this.#failed(err, 'release'); // the slot lapses with its lease
     }
@@ -153,7 +153,7 @@ export class RedisRateLimiter implements RateLimiter {
     const pipeline = this.#redis.pipeline() as unknown as LimiterCommands & { exec(): Promise<unknown> };
     for (const [slot, key] of this.#slots) {
       const [bucket, slots] = this.#keys(key);
-      void pipeline.jctRenew(bucket, slots, slot, this.#leaseMs);
+      void pipeline.jctLimitRenew(bucket, slots, slot, this.#leaseMs);
     }
     await pipeline.exec().catch((err: unknown) => this.#failed(err, 'renew'));
   }

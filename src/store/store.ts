@@ -46,6 +46,8 @@ export interface Store {
    * each is charged its estimated input cost, marked `estimated` and `interrupted`.
    */
   reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number>;
+  /** Each registered instance's id, and whether it is alive: by `alive`, with a heartbeat since `staleBefore`. */
+  instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>>;
 
   close(): Promise<void>;
 }

@@ -222,6 +222,14 @@ for (const backend of BACKENDS) {
       expect(rows.reduce((sum, r) => sum + r.charged, 0n)).to.equal(usd(2.5));
     });
 
+    it('lists registered instances with whether each is alive (process there, heartbeat fresh)', async () => {
+      await store.registerInstance({ id: 'up', host: 'h', pid: 1 });
+      await store.registerInstance({ id: 'gone', host: 'h', pid: 2 });
+      const states = await store.instances((i) => i.pid === 1, new Date(Date.now() - 60_000));
+      expect([...states].sort()).to.deep.equal([['gone', false], ['up', true]]);
+      expect([...(await store.instances(() => true, new Date(Date.now() + 60_000))).values()]).to.deep.equal([false, false]); // stale
+    });
+
     it('keeps money exact beyond 2^53 pico-dollars', async () => {
       const big = 9_007_199_254_740_993n; // 2^53 + 1 pico-dollars, about $9,007
       const key = await store.createKey(newKey('rich', big));

@@ -13,18 +13,30 @@ export interface ServedProcess {
  * Starts `junction serve --config <file>` on a free port in a child process (plus `args`, such as
  * `--workers 2`); resolves once it says it listens.
  */
-export function serveProcess(file: string, args: readonly string[] = []): Promise<ServedProcess> {
+export function serveProcess(file: string, args: readonly string[] = [], startMs = 30_000): Promise<ServedProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'serve', '--config', file, '--port', '0', ...args]);
     let stderr = '';
+    // A start that never finishes is killed with its process group's workers, and says what it
+    // printed: a child left running would keep mocha from exiting.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`not listening after ${startMs} ms: ${stderr}`));
+    }, startMs);
     child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
       // A single process's line, or a --workers primary's once every worker listens.
       const match = /junction(?::)? listening on (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1]) resolve({ child, url: match[1], stderr: () => stderr });
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1], stderr: () => stderr });
+      }
     });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}: ${stderr}`));
+    });
   });
 }
 

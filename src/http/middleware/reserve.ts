@@ -1,7 +1,7 @@
 import { maxCostOf } from '../../billing/pricing.ts';
 import { picoToUsdText } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
-import type { Store } from '../../store/store.ts';
+import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
@@ -20,7 +20,7 @@ const FALLBACK_MAX_OUTPUT = 32_768;
  * answer is 402 and nothing is sent. The hold is settled with the real cost when the request ends
  * (createRequestFinish).
  */
-export function createReservation(store: Store, instanceId: string): GatewayMiddleware {
+export function createReservation(holds: Holds, instanceId: string): GatewayMiddleware {
   return async (ctx, next) => {
     const { route, body, key, requestId } = ctx.state;
     if (!route || !body || !key) throw ERR.internal();
@@ -31,7 +31,7 @@ export function createReservation(store: Store, instanceId: string): GatewayMidd
     // Chat's `n` asks for that many choices, each up to the output limit.
     const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
     const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutputOf(body, route.model) * choices, route.prices);
-    const reserved = await store.reserve({
+    const reserved = await holds.reserve({
       requestId,
       keyId: key.id,
       amount,

@@ -222,6 +222,12 @@ export class PostgresStore implements Store {
     });
   }
 
+  async instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
+    const rows = (await this.#pool.query('SELECT id, host, pid, heartbeat_at FROM instances')).rows as Row[];
+    const live = (i: Row): boolean => alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) && (i['heartbeat_at'] as Date) >= staleBefore;
+    return new Map(rows.map((i) => [String(i['id']), live(i)]));
+  }
+
   async close(): Promise<void> {
     await this.#pool.end();
   }

@@ -270,6 +270,13 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
+  async instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
+    const rows = this.#sql('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[];
+    const live = (i: Row): boolean =>
+      alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) && String(i['heartbeat_at']) >= staleBefore.toISOString();
+    return new Map(rows.map((i) => [String(i['id']), live(i)]));
+  }
+
   async close(): Promise<void> {
     this.#writes.flush();
     this.#db.close();
