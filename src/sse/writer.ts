@@ -6,10 +6,7 @@ import { keepaliveFrame, SSE_HEADERS } from './encode.ts';
  * Writes SSE frames to a client with backpressure: when the socket's buffer is full, `write`
  * waits for 'drain' (or the client leaving), so a slow reader never makes us buffer a whole stream.
  *
- * Frames written in the same turn of the event loop (all the events decoded from one upstream
- * network chunk) leave in one write: the response is corked on the first and uncorked by
- * setImmediate, after the microtasks that produce the rest. One syscall per event cost a tenth of
- * a translated stream's throughput (measured with --cpu-prof, issue #3).
+ * Frames written in the same turn of the event loop leave in one write (see `write`).
  *
  * A stream that falls silent (a translated upstream thinking, whose pings conversion drops) gets
  * a keepalive after `keepaliveMs`, so idle intermediaries do not cut it (issue #5). The timer is
@@ -21,10 +18,15 @@ export class SseWriter {
   readonly #keepaliveMs: number;
   #lastWrite = 0;
   #timer: NodeJS.Timeout | undefined;
-  #corked = false;
-  readonly #uncork = (): void => {
-    this.#corked = false;
-    if (!this.#res.destroyed) this.#res.uncork();
+  /** Frames written this turn, sent as one string when the turn ends. */
+  #pending = '';
+  #scheduled = false;
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    if (this.#pending === '' || this.closed) return;
+    const text = this.#pending;
+    this.#pending = '';
+    this.#res.write(text);
   };
 
   readonly #onWait: ((waiting: boolean) => void) | undefined;
@@ -41,8 +43,7 @@ export class SseWriter {
     if (this.closed) return;
     const idle = performance.now() - this.#lastWrite;
     if (idle >= this.#keepaliveMs - 1) {
-      this.#res.write(this.#keepalive);
-      this.#lastWrite = performance.now();
+      void this.write(this.#keepalive);
       this.#timer = setTimeout(this.#tick, this.#keepaliveMs);
     } else {
       this.#timer = setTimeout(this.#tick, this.#keepaliveMs - idle);
@@ -56,7 +57,7 @@ export class SseWriter {
 
   /**
    * Sets the status and headers, unless keepalives already sent them (routing/stream-prelude.ts).
-   * They leave with the first frame, written in the same turn by the caller: sent alone, they
+   * They leave with the first frames, written in the same turn by the caller: sent alone, they
    * cost a write of their own per stream (issue #6 profile).
    */
   start(): void {
@@ -66,16 +67,23 @@ export class SseWriter {
     this.#res.once('close', () => clearTimeout(this.#timer));
   }
 
+  /**
+   * Queues a frame. Frames written in one turn of the event loop (all the events decoded from one
+   * upstream network chunk) leave as one string in one write, at the turn's end: written one by
+   * one, each was encoded and handed to the socket apart, a tenth of a translated stream's cost
+   * (issue #3), and corking them still encoded each (issue #6). Resolves at once, or, when the
+   * client's buffer is full, once it drains: a slow reader never makes us buffer a whole stream.
+   */
   async write(frame: string): Promise<void> {
     if (this.closed) return;
     this.#lastWrite = performance.now();
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#res.cork();
-      setImmediate(this.#uncork);
+    this.#pending += frame;
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flush);
     }
-    // While corked, a full buffer still reports false; 'drain' follows the scheduled uncork.
-    if (!this.#res.write(frame)) {
+    // The socket's own flag, not the last write's answer: a 'drain' that already came is not waited for.
+    if (this.#res.writableNeedDrain) {
       this.#onWait?.(true);
       await drained(this.#res);
       this.#onWait?.(false);
@@ -85,8 +93,10 @@ export class SseWriter {
   end(frame?: string): void {
     clearTimeout(this.#timer);
     if (this.closed) return;
-    if (frame === undefined) this.#res.end();
-    else this.#res.end(frame);
+    const text = this.#pending + (frame ?? '');
+    this.#pending = '';
+    if (text === '') this.#res.end();
+    else this.#res.end(text);
   }
 }
 
