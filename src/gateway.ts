@@ -91,7 +91,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const settlements = new Settlements(store, log, holds);
   const heartbeat = setInterval(() => {
     void store
-      .heartbeat(instance.id)
+      .heartbeat(instance)
       .then(reconcile)
       .then(() => settlements.retryFailed())
       .catch((err: unknown) => log.error({ err }, 'heartbeat failed'));

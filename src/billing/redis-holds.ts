@@ -38,7 +38,8 @@ if not avail then return { -1, '0' } end
 local held = tonumber(redis.call('HGET', KEYS[1], 'held') or '0')
 if avail ~= 'inf' then
   local free = tonumber(avail) - held
-  if free < tonumber(ARGV[2]) then return { 0, tostring(free) } end
+  -- %d, not tostring: tostring keeps 14 digits ($100,000 would read 1e+14)
+  if free < tonumber(ARGV[2]) then return { 0, string.format('%d', free) } end
 end
 if ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'held', ARGV[2]) end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -126,6 +127,9 @@ export class RedisHolds implements Holds {
   }
 
   async reconcile(): Promise<number> {
+    // Ages of unregistered instances' holds count from when the list was read: one that registered
+    // after it must not look dead however long this pass takes (review of issue #7).
+    const listedAt = Date.now();
     const instances = await this.#options.instances();
     let released = 0;
     for (const holdsKey of await this.#scan(`${this.#options.prefix}hh:*`)) {
@@ -137,7 +141,7 @@ export class RedisHolds implements Holds {
         if (amount === undefined || instance === undefined) continue;
         const age = Date.now() - Number(at);
         const alive = instances.get(instance);
-        if (alive === false || (alive === undefined && age > UNREGISTERED_GRACE_MS)) {
+        if (alive === false || (alive === undefined && listedAt - Number(at) > UNREGISTERED_GRACE_MS)) {
           // Its process died mid-request: the upstream read the prompt; charge the input estimate.
           const result = await this.#store.settle({
             requestId, keyId, endpoint: null, model: model ?? null, provider: provider ?? null, upstreamModel: null, route: null,

@@ -58,12 +58,15 @@ export function runPrimary(count: number, config: GatewayConfig, configFile: str
       const served = listening.has(worker);
       startedAt.delete(worker);
       listening.delete(worker);
-      worst = Math.max(worst, code ?? 1);
       if (stopping) {
+        worst = Math.max(worst, code ?? 1);
         if (startedAt.size === 0) resolve(worst);
         return;
       }
-      if (!served) {
+      // Before the group first served, a start-up failure would repeat: stop. A replacement that
+      // fails later (the database briefly away) is retried with the back-off below instead.
+      if (!served && !announced) {
+        worst = Math.max(worst, code ?? 1);
         say(`a worker failed to start (${signal ?? `exit code ${code}`}); stopping`);
         stop('startup failure');
         return;

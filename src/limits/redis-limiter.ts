@@ -80,8 +80,12 @@ end
 return 1
 `;
 
+// The set's own expiry is pushed out too: it was set at admission only, and a long stream on a key
+// whose other requests are refused would outlive it, taking its slot with it (review of issue #7).
 const RENEW = `${PRELUDE}
-return redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+local renewed = redis.call('ZADD', KEYS[2], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]) * 2) end
+return renewed
 `;
 
 interface LimiterCommands {

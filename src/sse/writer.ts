@@ -21,8 +21,11 @@ export class SseWriter {
   /** Frames written this turn, sent as one string when the turn ends. */
   #pending = '';
   #scheduled = false;
-  readonly #flush = (): void => {
+  readonly #flushTurn = (): void => {
     this.#scheduled = false;
+    this.#flush();
+  };
+  readonly #flush = (): void => {
     if (this.#pending === '' || this.closed) return;
     const text = this.#pending;
     this.#pending = '';
@@ -78,9 +81,13 @@ export class SseWriter {
     if (this.closed) return;
     this.#lastWrite = performance.now();
     this.#pending += frame;
-    if (!this.#scheduled) {
+    // A producer with no I/O between events (an in-process plugin, one huge upstream chunk) would
+    // fill `#pending` without bound in one turn: past the socket's high-water mark it goes now, so
+    // the socket's backpressure below applies (review of issue #6).
+    if (this.#pending.length >= this.#res.writableHighWaterMark) this.#flush();
+    if (!this.#scheduled && this.#pending !== '') {
       this.#scheduled = true;
-      setImmediate(this.#flush);
+      setImmediate(this.#flushTurn);
     }
     // The socket's own flag, not the last write's answer: a 'drain' that already came is not waited for.
     if (this.#res.writableNeedDrain) {

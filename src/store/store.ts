@@ -40,7 +40,12 @@ export interface Store {
 
   /** Records this process as alive; holds it leaves behind are reconciled if it dies. */
   registerInstance(instance: InstanceInfo): Promise<void>;
-  heartbeat(instanceId: string): Promise<void>;
+  /**
+   * Marks this process alive now. Registers it again if its row is gone: another instance removes
+   * the rows of instances silent for a minute (a database outage), and a live instance missing
+   * from the list would have its running requests' holds settled as dead (review of issue #7).
+   */
+  heartbeat(instance: InstanceInfo): Promise<void>;
   /**
    * Settles holds left by processes that died (same host and pid gone, or heartbeat stale):
    * each is charged its estimated input cost, marked `estimated` and `interrupted`.

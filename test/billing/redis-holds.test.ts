@@ -76,6 +76,12 @@ const entry = (requestId: string, keyId: number, cost: bigint): LedgerEntry => (
     expect((await store.findKey(key.sha256))?.balance).to.equal(usd(0.75));
   });
 
+  it('reports what a large balance still allows exactly (Lua keeps 14 digits in tostring; review)', async () => {
+    const holds = holdsFor();
+    const key = await newKey('rich', usd(200_000));
+    expect(await holds.reserve(hold(key.id, 'too-much', usd(300_000)))).to.deep.equal({ ok: false, available: usd(200_000) });
+  });
+
   it('learns a top-up at the next reconciliation, and unlimited keys always fit', async () => {
     const holds = holdsFor();
     const key = await newKey('k', usd(1));

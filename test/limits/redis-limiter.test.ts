@@ -75,6 +75,17 @@ const limits = (rpm: number | null, tpm: number | null, concurrency: number | nu
     expect((await live.admit(key, one, 0, 'more')).ok).to.equal(false);
   });
 
+  it('keeps a long request’s slot past twice the lease while every other request is refused (review)', async () => {
+    const limiter = open(400);
+    const one = limits(null, null, 1);
+    expect((await limiter.admit(key, one, 0, 'long')).ok).to.equal(true); // renewed every 100 ms
+    for (let i = 0; i < 10; i++) {
+      expect((await limiter.admit(key, one, 0, `refused${i}`)).ok).to.equal(false); // a refusal extends nothing
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await limiter.admit(key, one, 0, 'second')).ok).to.equal(false); // 1 s later, past 2 × 400 ms
+  });
+
   it('debits the input estimate and settles to the tokens used, across both', async () => {
     const [a, b] = [open(), open()];
     const tpm = limits(null, 1000, null);

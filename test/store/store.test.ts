@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -230,6 +232,15 @@ for (const backend of BACKENDS) {
       expect([...(await store.instances(() => true, new Date(Date.now() + 60_000))).values()]).to.deep.equal([false, false]); // stale
     });
 
+    it('registers an instance again at its heartbeat after another removed it as silent (review)', async () => {
+      await store.registerInstance({ id: 'A', host: 'h1', pid: 1 });
+      // A's heartbeats failed past the stale line (a database outage): another instance removes A.
+      await store.reconcile(() => true, new Date(Date.now() + 60_000));
+      expect((await store.instances(() => true, new Date(0))).has('A')).to.equal(false);
+      await store.heartbeat({ id: 'A', host: 'h1', pid: 1 });
+      expect(await store.instances(() => true, new Date(Date.now() - 60_000))).to.deep.equal(new Map([['A', true]]));
+    });
+
     it('keeps money exact beyond 2^53 pico-dollars', async () => {
       const big = 9_007_199_254_740_993n; // 2^53 + 1 pico-dollars, about $9,007
       const key = await store.createKey(newKey('rich', big));
@@ -258,6 +269,22 @@ describe('store (SQLite file)', () => {
     await store.migrate();
     expect((await store.findKey('c'.repeat(64)))?.limits).to.deep.equal({ rpm: 30, tpm: null, concurrency: null });
     await store.close();
+  });
+
+  it('lets six processes open and migrate one new file at the same instant (serve --workers; review)', async function () {
+    this.timeout(30_000);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
+    const script = fileURLToPath(new URL('../support/open-store.ts', import.meta.url));
+    const at = Date.now() + 2500; // after all six have loaded
+    const runs = Array.from({ length: 6 }, () =>
+      new Promise<string>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx/esm', script, file, String(at)]);
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('exit', () => resolve(out.trim()));
+      }),
+    );
+    expect(await Promise.all(runs)).to.deep.equal(['ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
   });
 
   it('keeps what was committed across a reopen', async () => {

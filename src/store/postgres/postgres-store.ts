@@ -176,21 +176,19 @@ export class PostgresStore implements Store {
   async registerInstance(instance: InstanceInfo): Promise<void> {
     await this.#pool.query(
       `INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, now(), now())
-       ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, heartbeat_at = now()`,
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
       [instance.id, instance.host, instance.pid],
     );
   }
 
-  async heartbeat(instanceId: string): Promise<void> {
-    await this.#pool.query('UPDATE instances SET heartbeat_at = now() WHERE id = $1', [instanceId]);
+  async heartbeat(instance: InstanceInfo): Promise<void> {
+    await this.registerInstance(instance);
   }
 
   async reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number> {
     return this.#tx(async (db) => {
-      const instances = (await db.query('SELECT id, host, pid, heartbeat_at FROM instances')).rows as Row[];
-      const dead = instances
-        .filter((i) => !alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) || (i['heartbeat_at'] as Date) < staleBefore)
-        .map((i) => String(i['id']));
+      const instances = (await db.query(INSTANCES_SQL, [staleForMs(staleBefore)])).rows as Row[];
+      const dead = instances.filter((i) => !alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) || i['stale'] === true).map((i) => String(i['id']));
       // Holds of dead instances, and of instances no longer registered at all. Locked, so two
       // instances reconciling at once do not both settle one hold (the second finds it gone).
       const holds = (
@@ -223,8 +221,8 @@ export class PostgresStore implements Store {
   }
 
   async instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
-    const rows = (await this.#pool.query('SELECT id, host, pid, heartbeat_at FROM instances')).rows as Row[];
-    const live = (i: Row): boolean => alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) && (i['heartbeat_at'] as Date) >= staleBefore;
+    const rows = (await this.#pool.query(INSTANCES_SQL, [staleForMs(staleBefore)])).rows as Row[];
+    const live = (i: Row): boolean => alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) && i['stale'] !== true;
     return new Map(rows.map((i) => [String(i['id']), live(i)]));
   }
 
@@ -287,6 +285,12 @@ async function keyByName(db: Client, name: string, lock = ''): Promise<KeyRecord
   return key;
 }
 
+/**
+ * Instances, and whether each heartbeat is older than $1 ms by the database's clock, which wrote
+ * it: a gateway whose own clock runs ahead must not judge every instance dead (review of issue #7).
+ */
+const INSTANCES_SQL = "SELECT id, host, pid, heartbeat_at < now() - ($1::bigint * interval '1 millisecond') AS stale FROM instances";
+const staleForMs = (staleBefore: Date): number => Math.max(0, Date.now() - staleBefore.getTime());
 const oneKey = (result: pg.QueryResult): KeyRecord | undefined => (result.rows[0] ? toKeyRecord(result.rows[0] as Row) : undefined);
 const bumpKeys = (db: Client): Promise<unknown> => db.query("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'");
 const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));

@@ -40,9 +40,10 @@ export class SqliteStore implements Store {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
     this.#db = new Database(file);
     this.#db.defaultSafeIntegers(true);
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
+    // busy_timeout first: switching a new file to WAL takes a lock another process may hold.
     this.#db.pragma('busy_timeout = 5000');
+    useWal(this.#db);
+    this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('foreign_keys = ON');
     this.#reserveTx = this.#db.transaction((hold: HoldSpec) => this.#reserve(hold));
     this.#settleTx = this.#db.transaction((entry: LedgerEntry) => this.#settle(entry));
@@ -59,19 +60,19 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    this.#db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    const applied = new Set(
-      this.#sql('SELECT version FROM schema_migrations').all().map((r) => Number((r as Row)['version'])),
-    );
-    for (const migration of MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
-      this.#db
-        .transaction(() => {
+    // One IMMEDIATE transaction, versions read inside it: processes opening a new file together
+    // (`serve --workers`) take turns, and each sees what the one before applied.
+    this.#db
+      .transaction(() => {
+        this.#db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+        const applied = new Set(this.#db.prepare('SELECT version FROM schema_migrations').all().map((r) => Number((r as Row)['version'])));
+        for (const migration of MIGRATIONS) {
+          if (applied.has(migration.version)) continue;
           this.#db.exec(migration.sql);
-          this.#sql('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, now());
-        })
-        .immediate();
-    }
+          this.#db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, now());
+        }
+      })
+      .immediate();
   }
 
   async syncConfigKeys(keys: readonly ConfigKeySpec[]): Promise<void> {
@@ -225,12 +226,14 @@ export class SqliteStore implements Store {
   }
 
   async registerInstance(instance: InstanceInfo): Promise<void> {
-    this.#sql('INSERT OR REPLACE INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)')
-      .run(instance.id, instance.host, instance.pid, now(), now());
+    this.#sql(
+      `INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+    ).run(instance.id, instance.host, instance.pid, now(), now());
   }
 
-  async heartbeat(instanceId: string): Promise<void> {
-    this.#sql('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(now(), instanceId);
+  async heartbeat(instance: InstanceInfo): Promise<void> {
+    await this.registerInstance(instance);
   }
 
   async reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number> {
@@ -290,6 +293,23 @@ export class SqliteStore implements Store {
 
   #bumpKeys(): void {
     this.#sql("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'").run();
+  }
+}
+
+/**
+ * Switches the file to WAL (it stays so: later opens find it set). Processes opening a new file at
+ * the same instant (`serve --workers`) can be refused the switch at once, without the busy
+ * handler's wait: retried for up to 5 s (review of issue #7).
+ */
+function useWal(db: Database.Database): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (attempt >= 50 || !(err instanceof Error) || !/database is locked|SQLITE_BUSY/i.test(`${err.message} ${(err as { code?: string }).code ?? ''}`)) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
   }
 }
 
