@@ -12,7 +12,6 @@ export interface Holds {
   settled(entry: LedgerEntry, result: SettleResult): Promise<void>;
   /** Settles and releases holds left by dead instances, and releases those the ledger already settled. */
   reconcile(): Promise<number>;
-  close(): Promise<void>;
 }
 
 /** Holds as rows of the store: released by the settlement itself, reconciled by the store. */
@@ -28,5 +27,4 @@ export class StoreHolds implements Holds {
   async reconcile(): Promise<number> {
     return 0;
   }
-  async close(): Promise<void> {}
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
-import type { HoldSpec, LedgerEntry, ReserveResult, SettleResult, Store } from '../store/store.ts';
+import { interruptedEntry, type HoldSpec, type LedgerEntry, type ReserveResult, type SettleResult, type Store } from '../store/store.ts';
 import type { Holds } from './holds.ts';
 
 /**
@@ -142,13 +142,9 @@ export class RedisHolds implements Holds {
         const age = Date.now() - Number(at);
         const alive = instances.get(instance);
         if (alive === false || (alive === undefined && listedAt - Number(at) > UNREGISTERED_GRACE_MS)) {
-          // Its process died mid-request: the upstream read the prompt; charge the input estimate.
-          const result = await this.#store.settle({
-            requestId, keyId, endpoint: null, model: model ?? null, provider: provider ?? null, upstreamModel: null, route: null,
-            usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
-            cost: BigInt(inputCost ?? '0'), status: 0, outcome: 'interrupted', estimated: true,
-            startedAt: new Date(Number(at)), firstByteMs: null, durationMs: 0,
-          });
+          const result = await this.#store.settle(
+            interruptedEntry({ requestId, keyId, model: model ?? null, provider: provider ?? null, inputCost: BigInt(inputCost ?? '0'), startedAt: new Date(Number(at)) }),
+          );
           released += await this.#release(keyId, requestId, result.charged);
         } else if (alive === true && age > LEDGER_CHECK_MS) {
           const row = await this.#store.generation(requestId, keyId);
@@ -159,8 +155,6 @@ export class RedisHolds implements Holds {
     await this.#resync();
     return released;
   }
-
-  async close(): Promise<void> {}
 
   /** Sets each seeded key's `avail` from the store again: top-ups arrive, rounding drift goes. */
   async #resync(): Promise<void> {

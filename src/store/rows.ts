@@ -1,4 +1,4 @@
-import type { KeyRecord, LedgerRow } from './store.ts';
+import { interruptedEntry, type InstanceInfo, type KeyRecord, type LedgerEntry, type LedgerRow } from './store.ts';
 
 /**
  * A row as either backend returns it: better-sqlite3 with safe integers on gives INTEGER columns
@@ -60,4 +60,21 @@ export function toLedgerRow(row: Row): LedgerRow {
     firstByteMs: row['first_byte_ms'] === null ? null : Number(row['first_byte_ms']),
     durationMs: Number(row['duration_ms']),
   };
+}
+
+/** A `holds` row left by a dead instance, as the ledger entry that settles it. */
+export function interruptedHold(row: Row): LedgerEntry {
+  return interruptedEntry({
+    requestId: String(row['request_id']),
+    keyId: int(row['key_id']),
+    model: String(row['model']),
+    provider: String(row['provider']),
+    inputCost: money(row['input_cost']),
+    startedAt: date(row['created_at']),
+  });
+}
+
+/** Each `instances` row's id, and whether it is alive: by `alive`, and not `stale`. */
+export function instanceStates(rows: readonly Row[], alive: (instance: InstanceInfo) => boolean, stale: (row: Row) => boolean): Map<string, boolean> {
+  return new Map(rows.map((i) => [String(i['id']), !stale(i) && alive({ id: String(i['id']), host: String(i['host']), pid: int(i['pid']) })]));
 }

@@ -151,6 +151,38 @@ export interface InstanceInfo {
   readonly pid: number;
 }
 
+/**
+ * The ledger entry for a hold whose instance died mid-request (every reconciler's, issue #4/#7):
+ * the prompt reached the upstream, which bills input on any started request, and what came back is
+ * unknown, so the input estimate is charged and marked estimated and `interrupted`.
+ */
+export function interruptedEntry(hold: {
+  readonly requestId: string;
+  readonly keyId: number;
+  readonly model: string | null;
+  readonly provider: string | null;
+  readonly inputCost: Pico;
+  readonly startedAt: Date;
+}): LedgerEntry {
+  return {
+    requestId: hold.requestId,
+    keyId: hold.keyId,
+    endpoint: null,
+    model: hold.model,
+    provider: hold.provider,
+    upstreamModel: null,
+    route: null,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+    cost: hold.inputCost,
+    status: 0,
+    outcome: 'interrupted',
+    estimated: true,
+    startedAt: hold.startedAt,
+    firstByteMs: null,
+    durationMs: 0,
+  };
+}
+
 /** A named key that does not exist. */
 export class KeyNotFoundError extends Error {
   constructor(name: string) {

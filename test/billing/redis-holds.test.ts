@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { HoldSpec, LedgerEntry } from '../../src/store/store.ts';
 import { LogCapture } from '../support/gateway.ts';
-import { REDIS_URL, saySkipped } from '../support/services.ts';
+import { deleteRedisKeys, REDIS_URL, saySkipped } from '../support/services.ts';
 
 const usd = usdToPico;
 const NO_LIMITS = { rpm: null, tpm: null, concurrency: null };
@@ -47,11 +47,7 @@ const entry = (requestId: string, keyId: number, cost: bigint): LedgerEntry => (
   });
   afterEach(async () => {
     await store.close();
-    const redis = connections[0];
-    if (redis) {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-    }
+    if (connections[0]) await deleteRedisKeys(connections[0], prefix);
     await Promise.all(connections.splice(0).map((c) => c.quit()));
   });
 

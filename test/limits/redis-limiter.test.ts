@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { createLogger } from '../../src/log.ts';
 import { RedisRateLimiter } from '../../src/limits/redis-limiter.ts';
 import { LogCapture, startGateway } from '../support/gateway.ts';
-import { REDIS_URL, saySkipped } from '../support/services.ts';
+import { deleteRedisKeys, REDIS_URL, saySkipped } from '../support/services.ts';
 
 const limits = (rpm: number | null, tpm: number | null, concurrency: number | null) => ({ rpm, tpm, concurrency });
 
@@ -27,11 +27,7 @@ const limits = (rpm: number | null, tpm: number | null, concurrency: number | nu
   });
   after(async () => {
     for (const limiter of limiters) limiter.close();
-    const redis = connections[0];
-    if (redis) {
-      const stale = await redis.keys(`${prefix}*`);
-      if (stale.length > 0) await redis.del(...stale);
-    }
+    if (connections[0]) await deleteRedisKeys(connections[0], prefix);
     await Promise.all(connections.map((c) => c.quit()));
   });
 

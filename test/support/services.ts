@@ -89,12 +89,17 @@ export function limiterBackends(suite: string): { readonly name: string; readonl
   after(async () => {
     const { Redis } = await import('ioredis');
     const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteRedisKeys(redis, prefix);
     await redis.quit();
   });
   // A prefix per gateway: each test gateway's ledger numbers its keys from 1, as separate
   // deployments would, and deployments sharing a Redis keep apart by prefix.
   let gateways = 0;
   return [memory, { name: 'Redis', yaml: () => `\nredis: { url: "${REDIS_URL}", prefix: "${prefix}${gateways++}:" }\n` }];
+}
+
+/** Deletes every key under a test's prefix. */
+export async function deleteRedisKeys(redis: { keys(pattern: string): Promise<string[]>; del(...keys: string[]): Promise<number> }, prefix: string): Promise<void> {
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
 }

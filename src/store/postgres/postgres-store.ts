@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { MAX_BALANCE, picoToUsdText } from '../../billing/money.ts';
-import { emptyUsage } from '../../usage/normalize.ts';
-import { toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
+import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
 import {
   KeyNotFoundError,
   type ConfigKeySpec,
@@ -187,43 +186,21 @@ export class PostgresStore implements Store {
 
   async reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number> {
     return this.#tx(async (db) => {
-      const instances = (await db.query(INSTANCES_SQL, [staleForMs(staleBefore)])).rows as Row[];
-      const dead = instances.filter((i) => !alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) || i['stale'] === true).map((i) => String(i['id']));
+      const states = await instancesIn(db, alive, staleBefore);
+      const dead = [...states].filter(([, live]) => !live).map(([id]) => id);
       // Holds of dead instances, and of instances no longer registered at all. Locked, so two
       // instances reconciling at once do not both settle one hold (the second finds it gone).
       const holds = (
         await db.query('SELECT * FROM holds WHERE instance = ANY($1) OR instance NOT IN (SELECT id FROM instances) FOR UPDATE SKIP LOCKED', [dead])
       ).rows as Row[];
-      for (const hold of holds) {
-        // The prompt reached the upstream, which bills input on any started request; what came
-        // back is unknown. Charge the input estimate and say so.
-        await settleIn(db, {
-          requestId: String(hold['request_id']),
-          keyId: Number(hold['key_id']),
-          endpoint: null,
-          model: String(hold['model']),
-          provider: String(hold['provider']),
-          upstreamModel: null,
-          route: null,
-          usage: emptyUsage(),
-          cost: hold['input_cost'] as bigint,
-          status: 0,
-          outcome: 'interrupted',
-          estimated: true,
-          startedAt: hold['created_at'] as Date,
-          firstByteMs: null,
-          durationMs: 0,
-        });
-      }
+      for (const hold of holds) await settleIn(db, interruptedHold(hold));
       await db.query('DELETE FROM instances WHERE id = ANY($1)', [dead]);
       return holds.length;
     });
   }
 
-  async instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
-    const rows = (await this.#pool.query(INSTANCES_SQL, [staleForMs(staleBefore)])).rows as Row[];
-    const live = (i: Row): boolean => alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) && i['stale'] !== true;
-    return new Map(rows.map((i) => [String(i['id']), live(i)]));
+  instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
+    return instancesIn(this.#pool, alive, staleBefore);
   }
 
   async close(): Promise<void> {
@@ -289,8 +266,11 @@ async function keyByName(db: Client, name: string, lock = ''): Promise<KeyRecord
  * Instances, and whether each heartbeat is older than $1 ms by the database's clock, which wrote
  * it: a gateway whose own clock runs ahead must not judge every instance dead (review of issue #7).
  */
-const INSTANCES_SQL = "SELECT id, host, pid, heartbeat_at < now() - ($1::bigint * interval '1 millisecond') AS stale FROM instances";
-const staleForMs = (staleBefore: Date): number => Math.max(0, Date.now() - staleBefore.getTime());
+async function instancesIn(db: Client, alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
+  const staleForMs = Math.max(0, Date.now() - staleBefore.getTime());
+  const { rows } = await db.query("SELECT id, host, pid, heartbeat_at < now() - ($1::bigint * interval '1 millisecond') AS stale FROM instances", [staleForMs]);
+  return instanceStates(rows as Row[], alive, (i) => i['stale'] === true);
+}
 const oneKey = (result: pg.QueryResult): KeyRecord | undefined => (result.rows[0] ? toKeyRecord(result.rows[0] as Row) : undefined);
 const bumpKeys = (db: Client): Promise<unknown> => db.query("UPDATE meta SET value = value + 1 WHERE name = 'keys_version'");
 const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));

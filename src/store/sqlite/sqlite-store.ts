@@ -16,10 +16,9 @@ import {
   type Store,
   type UsageQuery,
 } from '../store.ts';
-import { emptyUsage } from '../../usage/normalize.ts';
 import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
-import { toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
+import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
 
 /**
  * The embedded store: SQLite through better-sqlite3, in WAL mode. Every write that moves money is
@@ -237,47 +236,24 @@ export class SqliteStore implements Store {
   }
 
   async reconcile(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<number> {
-    const db = this.#db;
-    return db.transaction(() => {
-      const instances = this.#sql('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[];
-      const dead = new Set(
-        instances
-          .filter((i) => !alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) || String(i['heartbeat_at']) < staleBefore.toISOString())
-          .map((i) => String(i['id'])),
-      );
-      const known = new Set(instances.map((i) => String(i['id'])));
-      const holds = (this.#sql('SELECT * FROM holds').all() as Row[]).filter((h) => dead.has(String(h['instance'])) || !known.has(String(h['instance'])));
-      for (const hold of holds) {
-        // The prompt reached the upstream, which bills input on any started request; what came
-        // back is unknown. Charge the input estimate and say so.
-        this.#settle({
-          requestId: String(hold['request_id']),
-          keyId: Number(hold['key_id']),
-          endpoint: null,
-          model: String(hold['model']),
-          provider: String(hold['provider']),
-          upstreamModel: null,
-          route: null,
-          usage: emptyUsage(),
-          cost: hold['input_cost'] as bigint,
-          status: 0,
-          outcome: 'interrupted',
-          estimated: true,
-          startedAt: new Date(String(hold['created_at'])),
-          firstByteMs: null,
-          durationMs: 0,
-        });
-      }
+    return this.#db.transaction(() => {
+      const states = this.#instanceStates(alive, staleBefore);
+      const dead = [...states].filter(([, live]) => !live).map(([id]) => id);
+      // Holds of dead instances, and of instances no longer registered at all.
+      const holds = (this.#sql('SELECT * FROM holds').all() as Row[]).filter((h) => states.get(String(h['instance'])) !== true);
+      for (const hold of holds) this.#settle(interruptedHold(hold));
       for (const id of dead) this.#sql('DELETE FROM instances WHERE id = ?').run(id);
       return holds.length;
     }).immediate();
   }
 
   async instances(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Promise<Map<string, boolean>> {
-    const rows = this.#sql('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[];
-    const live = (i: Row): boolean =>
-      alive({ id: String(i['id']), host: String(i['host']), pid: Number(i['pid']) }) && String(i['heartbeat_at']) >= staleBefore.toISOString();
-    return new Map(rows.map((i) => [String(i['id']), live(i)]));
+    return this.#instanceStates(alive, staleBefore);
+  }
+
+  #instanceStates(alive: (instance: InstanceInfo) => boolean, staleBefore: Date): Map<string, boolean> {
+    const stale = staleBefore.toISOString();
+    return instanceStates(this.#sql('SELECT id, host, pid, heartbeat_at FROM instances').all() as Row[], alive, (i) => String(i['heartbeat_at']) < stale);
   }
 
   async close(): Promise<void> {
