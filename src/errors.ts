@@ -305,7 +305,7 @@ export interface RenderedError {
 }
 
 /** The error object in the caller's format; shared by HTTP bodies and in-band stream errors. */
-export function errorPayload(surface: Surface, err: GatewayError, requestId: string | null): object {
+export function errorPayload(surface: Surface, err: GatewayError, requestId: string): object {
   return surface === 'messages'
     ? { type: 'error', error: { type: err.type, message: err.message }, request_id: requestId }
     : { error: { message: err.message, type: err.chatType, param: err.param, code: err.chatCode } };

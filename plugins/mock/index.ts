@@ -10,8 +10,8 @@ import { estimateTokens, inputTexts, replyTo } from './reply.ts';
 export default definePlugin({
   name: 'mock',
   apiVersion: '^1.0.0',
-  // It honours only the length limit; everything else is accepted and has no effect.
-  create: () => ({ invoke, parameters: ['max_tokens'] }),
+  // It honours the length limit and a forced tool choice; everything else is accepted and has no effect.
+  create: () => ({ invoke, parameters: ['max_tokens', 'tools', 'tool_choice'] }),
 });
 
 async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginResult> {

@@ -1,4 +1,5 @@
 import type { ClientRequest } from '../../src/plugin-host/api.ts';
+import { forcedToolCall, type MockToolCall } from './tool-call.ts';
 
 /**
  * The demo model's deterministic answer: the same request always gets the same words. "Tokens"
@@ -9,6 +10,10 @@ export interface MockReply {
   readonly words: readonly string[];
   readonly truncated: boolean;
   readonly inputTokens: number;
+  /** A tool call instead of words, when the request forces one. */
+  readonly toolCall?: MockToolCall;
+  /** Output tokens: the words, or about four characters of tool input each. */
+  readonly outputTokens: number;
 }
 
 const SNIPPET_CHARS = 120;
@@ -21,9 +26,14 @@ export function replyTo(request: ClientRequest): MockReply {
     texts.length === 1 ? '' : 's'
   }; the last one reads: "${snippet}"`;
   const all = text.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`));
+  const inputTokens = estimateTokens(texts);
+  const toolCall = forcedToolCall(request, snippet);
+  if (toolCall) {
+    return { words: [], truncated: false, inputTokens, toolCall, outputTokens: Math.max(1, Math.ceil(JSON.stringify(toolCall.input).length / 4)) };
+  }
   const limit = maxTokens(request);
   const words = limit === undefined ? all : all.slice(0, limit);
-  return { words, truncated: words.length < all.length, inputTokens: estimateTokens(texts) };
+  return { words, truncated: words.length < all.length, inputTokens, outputTokens: words.length };
 }
 
 export function estimateTokens(texts: readonly string[]): number {
@@ -38,14 +48,17 @@ function maxTokens(request: ClientRequest): number | undefined {
   return undefined;
 }
 
-/** Every piece of text in the request, system prompt included, in order. */
+/** Every piece of text in the request, system prompt and tool results included, in order. */
 export function inputTexts(request: ClientRequest): string[] {
   const out: string[] = [];
   const collect = (content: unknown): void => {
     if (typeof content === 'string') out.push(content);
     else if (Array.isArray(content)) {
       for (const part of content) {
-        if (typeof part === 'object' && part !== null && 'text' in part && typeof part.text === 'string') out.push(part.text);
+        if (typeof part !== 'object' || part === null) continue;
+        if ('text' in part && typeof part.text === 'string') out.push(part.text);
+        // A tool result's text counts, as a Chat tool message's content does.
+        else if ('type' in part && part.type === 'tool_result' && 'content' in part) collect(part.content);
       }
     }
   };

@@ -9,6 +9,7 @@ import { SseWriter } from '../sse/writer.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
+import { eventWithoutAbsentNulls, withoutAbsentNulls } from '../formats/absent-fields.ts';
 import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
 import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
@@ -42,13 +43,16 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
       ctx.res.end(streamErrorFrame(ctx.state.surface, err, ctx.state.requestId));
       return SERVED;
     }
-    sendBody(ctx, clientFormat, result.format === clientFormat ? answer : bridgeBody(result.format, answer));
+    const sent = result.format !== clientFormat ? bridgeBody(result.format, answer) : clientFormat === 'messages' ? withoutAbsentNulls(answer) : answer;
+    sendBody(ctx, clientFormat, sent);
     return SERVED;
   }
   const events = result.events as AsyncIterable<Json>;
   const converted =
     result.format === clientFormat
-      ? events
+      ? clientFormat === 'messages'
+        ? withoutAbsentNullEvents(events)
+        : events
       : bridgeEvents(result.format, events, {
           requestId: ctx.state.requestId,
           model: route.upstreamModel,
@@ -166,6 +170,11 @@ export async function sendStream(
     outcome.outputEstimate = Math.ceil(outputChars / 4);
   }
   return SERVED;
+}
+
+/** An in-process plugin's Messages events, without the nulls the wire leaves out (issue #12). */
+async function* withoutAbsentNullEvents(events: AsyncIterable<Json>): AsyncGenerator<Json> {
+  for await (const event of events) yield eventWithoutAbsentNulls(event);
 }
 
 const STARTED: unique symbol = Symbol('upstream started');

@@ -1,14 +1,29 @@
 /**
  * Wire types of the two formats, taken from the official SDKs as types only (no runtime
  * dependency): the SDKs' definitions are the authority on shapes (protocol.md §0, S1 and S7).
+ *
+ * One correction, for Messages: the SDK types list some fields as `T | null` that api.anthropic.com
+ * leaves out when they have no value, and strict clients (the Vercel AI SDK) reject the `null`
+ * (issue #12: `content[0].citations: expected array, received null`). Here those fields are
+ * optional and never null, so what Junction writes itself cannot carry them.
  */
+import type {
+  ContentBlock,
+  Message as SdkMessage,
+  MessageDeltaUsage as SdkMessageDeltaUsage,
+  RawContentBlockDeltaEvent,
+  RawContentBlockStopEvent,
+  RawMessageDeltaEvent,
+  RawMessageStopEvent,
+  TextBlock,
+  ToolUseBlock,
+  Usage as SdkUsage,
+} from '@anthropic-ai/sdk/resources/messages';
+
 export type {
-  Message,
   MessageCreateParams as MessagesRequest,
   MessageCountTokensParams as CountTokensRequest,
   MessageTokensCount as TokenCount,
-  RawMessageStreamEvent as MessagesStreamEvent,
-  Usage as MessagesUsage,
 } from '@anthropic-ai/sdk/resources/messages';
 export type {
   ChatCompletion,
@@ -16,6 +31,41 @@ export type {
   ChatCompletionCreateParams as ChatRequest,
 } from 'openai/resources/chat/completions';
 export type { CompletionUsage as ChatUsage } from 'openai/resources/completions';
+
+/** `T` with the fields `K` left out when empty instead of sent as `null`. */
+type AbsentWhenEmpty<T, K extends keyof T> = Omit<T, K> & { [P in K]?: NonNullable<T[P]> };
+
+/** The Messages fields the wire leaves out when empty, by object (issue #12). */
+export const ABSENT_WHEN_EMPTY = {
+  message: ['container', 'diagnostics', 'stop_details'],
+  usage: ['cache_creation', 'inference_geo', 'output_tokens_details', 'server_tool_use', 'service_tier', 'speed'],
+  delta: ['container', 'stop_details'],
+  textBlock: ['citations'],
+} as const;
+
+type Fields<K extends keyof typeof ABSENT_WHEN_EMPTY> = (typeof ABSENT_WHEN_EMPTY)[K][number];
+
+export type WireTextBlock = AbsentWhenEmpty<TextBlock, Fields<'textBlock'>>;
+/** `caller` comes only with programmatic tool calling; a plain tool call has none. */
+export type WireToolUseBlock = AbsentWhenEmpty<ToolUseBlock, 'caller'>;
+export type WireContentBlock = Exclude<ContentBlock, TextBlock | ToolUseBlock> | WireTextBlock | WireToolUseBlock;
+export type MessagesUsage = AbsentWhenEmpty<SdkUsage, Fields<'usage'>>;
+export type MessageDeltaUsage = AbsentWhenEmpty<SdkMessageDeltaUsage, 'output_tokens_details' | 'server_tool_use'>;
+export type Message = AbsentWhenEmpty<Omit<SdkMessage, 'content' | 'usage'>, Fields<'message'>> & {
+  content: WireContentBlock[];
+  usage: MessagesUsage;
+};
+export type MessagesStreamEvent =
+  | { type: 'message_start'; message: Message }
+  | { type: 'content_block_start'; index: number; content_block: WireContentBlock }
+  | {
+      type: 'message_delta';
+      delta: AbsentWhenEmpty<RawMessageDeltaEvent.Delta, Fields<'delta'>>;
+      usage: MessageDeltaUsage;
+    }
+  | RawContentBlockDeltaEvent
+  | RawContentBlockStopEvent
+  | RawMessageStopEvent;
 
 /** The two wire formats Junction speaks with clients and upstreams. */
 export type WireFormat = 'messages' | 'chat';

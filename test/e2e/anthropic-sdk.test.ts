@@ -54,7 +54,7 @@ for (const style of STYLES) {
 
     it('messages.create returns the upstream message', async () => {
       const message = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
-      expect(message.content).to.deep.equal([{ type: 'text', text: 'Hello! How can I help?', citations: null }]);
+      expect(message.content).to.deep.equal([{ type: 'text', text: 'Hello! How can I help?' }]);
       expect(message.usage.input_tokens).to.equal(12);
     });
 

@@ -439,7 +439,7 @@ describe('peer gateway pitfalls (peers.md §2)', () => {
       const native = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'draw' }] } });
       expect(native.json()).to.deep.equal({ ...answer, usage: { cost: 0 } });
       const translated = await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'draw' }] });
-      expect(translated.content).to.deep.equal([{ type: 'text', text: 'Here.\n\n![image](data:image/png;base64,iVBORw0KGgo=)', citations: null }]);
+      expect(translated.content).to.deep.equal([{ type: 'text', text: 'Here.\n\n![image](data:image/png;base64,iVBORw0KGgo=)' }]);
     });
   });
 });

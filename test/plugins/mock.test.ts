@@ -29,7 +29,7 @@ describe('mock plugin (offline demo provider)', () => {
     const whole = await anthropic.messages.create(messagesParams);
     const again = await anthropic.messages.create(messagesParams);
     const streamed = await anthropic.messages.stream(messagesParams).finalMessage();
-    expect(whole.content).to.deep.equal([{ type: 'text', text: EXPECTED, citations: null }]);
+    expect(whole.content).to.deep.equal([{ type: 'text', text: EXPECTED }]);
     expect(again.content).to.deep.equal(whole.content);
     expect(streamed.content.map((b) => b.type === 'text' && b.text)).to.deep.equal([EXPECTED]);
     expect(streamed.stop_reason).to.equal('end_turn');

@@ -8,7 +8,8 @@ import { messagesUsageFromChat } from './usage.ts';
 /**
  * A Chat completion → a Message (protocol.md §D.4): thinking first, then text, then tool_use.
  * A thinking block keeps the upstream's signature when it is Anthropic's and otherwise has an
- * empty one: a signature is never invented (§D.7).
+ * empty one: a signature is never invented (§D.7). Fields with no value are left out, not null:
+ * strict clients reject `citations: null` (issue #12).
  */
 export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
   const choice = asObject(asArray(completion['choices'])[0]);
@@ -34,9 +35,9 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
   }
 
   const text = textOf(message['content']) + imagesAsMarkdown(message['images']);
-  if (text !== '') content.push({ type: 'text', text, citations: null });
+  if (text !== '') content.push({ type: 'text', text });
   const refusal = asString(message['refusal']);
-  if (refusal) content.push({ type: 'text', text: refusal, citations: null });
+  if (refusal) content.push({ type: 'text', text: refusal });
 
   for (const raw of asArray(message['tool_calls'])) {
     const call = asObject(raw);
@@ -59,20 +60,11 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
     role: 'assistant',
     model: asString(completion['model']) ?? '',
     content: content as unknown as Message['content'],
-    container: null,
-    diagnostics: null,
-    stop_details: null,
     stop_reason: refusal ? 'refusal' : matched !== undefined ? 'stop_sequence' : stopReasonFromFinish(finish),
     stop_sequence: matched ?? null,
-    usage: {
-      ...messagesUsageFromChat(asObject(completion['usage'])),
-      cache_creation: null,
-      inference_geo: null,
-      output_tokens_details: null,
-      server_tool_use: null,
-      service_tier: null,
-      speed: null,
-    },
+    // Only the counts: the fields a Chat upstream has no value for are left out, as
+    // api.anthropic.com leaves them out, never sent as null (issue #12).
+    usage: messagesUsageFromChat(asObject(completion['usage'])),
   };
 }
 

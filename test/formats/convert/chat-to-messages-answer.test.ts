@@ -67,7 +67,7 @@ describe('Chat answer → Message (protocol.md §D.4)', () => {
     );
     expect(message.content).to.deep.equal([
       { type: 'thinking', thinking: 'Plan: call the tool.', signature: '' },
-      { type: 'text', text: 'Calling.', citations: null },
+      { type: 'text', text: 'Calling.' },
       { type: 'tool_use', id: 'call_A', name: 'weather', input: { city: 'Paris' } },
       { type: 'tool_use', id: 'functions_Bash_0', name: 'bash', input: { raw_arguments: 'not json' } },
     ]);
@@ -131,7 +131,7 @@ describe('Chat answer → Message (protocol.md §D.4)', () => {
 
   it('turns a refusal into text with stop_reason refusal', () => {
     const message = chatToMessage(completion({ role: 'assistant', content: null, refusal: 'I cannot help.' }, 'stop'), new ToolNames());
-    expect(message.content).to.deep.equal([{ type: 'text', text: 'I cannot help.', citations: null }]);
+    expect(message.content).to.deep.equal([{ type: 'text', text: 'I cannot help.' }]);
     expect(message.stop_reason).to.equal('refusal');
   });
 
