@@ -93,7 +93,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
-  router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements));
+  router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements, parts.holds));
   router.get('/v1/generations/:id', auth, createGeneration(parts.store, parts.settlements));
   router.get('/healthz', async (ctx) => {
     // A balancer polling readiness stops sending new work as soon as the drain begins.
@@ -116,7 +116,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   app.use(router.allowedMethods());
   // Off unless auth.admin_key is set: then /admin/* is simply not there (404).
   if (parts.config.auth.adminKeySha256 !== null) {
-    const admin = createAdminRouter(parts.store, parts.config.auth.keyPrefix, parts.config.auth.adminKeySha256);
+    const admin = createAdminRouter(parts.store, parts.holds, parts.config.auth.keyPrefix, parts.config.auth.adminKeySha256);
     app.use(admin.routes());
     app.use(admin.allowedMethods());
   }

@@ -12,6 +12,20 @@ export interface Holds {
   settled(entry: LedgerEntry, result: SettleResult): Promise<void>;
   /** Settles and releases holds left by dead instances, and releases those the ledger already settled. */
   reconcile(): Promise<number>;
+  /** Pico-dollars held on each key outside the store (whose own `held` counts the rest); absent keys hold nothing there. */
+  heldOutsideStore(keyIds: readonly number[]): Promise<ReadonlyMap<number, bigint>>;
+}
+
+/**
+ * Keys as the store has them, with what is held on them wherever holds live (issue #12): the
+ * admin API, `/v1/balance` and `junction keys list` show the real amount held.
+ */
+export async function withAllHolds<K extends { readonly id: number; readonly held: bigint }>(keys: readonly K[], outside: Holds['heldOutsideStore']): Promise<K[]> {
+  const held = await outside(keys.map((k) => k.id));
+  return keys.map((k) => {
+    const more = held.get(k.id);
+    return more === undefined ? k : { ...k, held: k.held + more };
+  });
 }
 
 /** Holds as rows of the store: released by the settlement itself, reconciled by the store. */
@@ -26,5 +40,8 @@ export class StoreHolds implements Holds {
   async settled(): Promise<void> {}
   async reconcile(): Promise<number> {
     return 0;
+  }
+  async heldOutsideStore(): Promise<ReadonlyMap<number, bigint>> {
+    return new Map();
   }
 }

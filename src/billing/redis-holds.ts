@@ -117,6 +117,10 @@ export class RedisHolds implements Holds {
     throw new Error(`could not seed key ${hold.keyId}'s balance in Redis`);
   }
 
+  heldOutsideStore(keyIds: readonly number[]): Promise<ReadonlyMap<number, bigint>> {
+    return redisHeld(this.#redis, this.#options.prefix, keyIds);
+  }
+
   async settled(entry: LedgerEntry, result: SettleResult): Promise<void> {
     try {
       await this.#release(entry.keyId, entry.requestId, result.charged);
@@ -193,9 +197,30 @@ export class RedisHolds implements Holds {
   }
 
   #keys(keyId: number): [string, string] {
-    // One hash tag per key: both in one Redis Cluster slot, as a script's keys must be.
-    return [`${this.#options.prefix}hb:{${keyId}}`, `${this.#options.prefix}hh:{${keyId}}`];
+    return holdKeys(this.#options.prefix, keyId);
   }
+}
+
+/** A key's balance hash and holds hash. One hash tag per key: both in one Redis Cluster slot, as a script's keys must be. */
+const holdKeys = (prefix: string, keyId: number): [string, string] => [`${prefix}hb:{${keyId}}`, `${prefix}hh:{${keyId}}`];
+
+/**
+ * What is held on each key in Redis, in pico-dollars (issue #12: `held_usd` showed 0 while a stream
+ * ran, because the hold is not in the store). One round trip for any number of keys; a key never
+ * seeded holds nothing. Also used by `junction keys list`, which has no RedisHolds of its own.
+ */
+export async function redisHeld(redis: Redis, prefix: string, keyIds: readonly number[]): Promise<ReadonlyMap<number, bigint>> {
+  const held = new Map<number, bigint>();
+  if (keyIds.length === 0) return held;
+  const pipeline = redis.pipeline();
+  for (const id of keyIds) pipeline.hget(holdKeys(prefix, id)[0], 'held');
+  const replies = (await pipeline.exec()) ?? [];
+  keyIds.forEach((id, i) => {
+    const [err, value] = replies[i] ?? [new Error('no reply'), null];
+    if (err) throw err;
+    if (typeof value === 'string' && value !== '0') held.set(id, BigInt(value) * NANO);
+  });
+  return held;
 }
 
 const ceilNano = (pico: bigint): bigint => (pico + NANO - 1n) / NANO;

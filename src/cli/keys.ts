@@ -1,14 +1,19 @@
 import { parseArgs } from 'node:util';
 import { balanceAmount, picoToUsdText } from '../billing/money.ts';
 import { issueKey } from '../auth/issue-key.ts';
-import { loadConfig } from '../config/load.ts';
+import { loadStoreConfig, type StoreConfig } from '../config/load.ts';
+import { withAllHolds } from '../billing/holds.ts';
+import { redisHeld } from '../billing/redis-holds.ts';
+import { closeRedis, connectRedis } from '../store/redis-connection.ts';
 import { openStore } from '../store/open.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
  * `junction keys create|list|topup|disable|enable --config <file>`: keys kept in the deployment's store.
- * A running gateway sees every change within a second (src/auth/key-store.ts).
+ * A running gateway sees every change within a second (src/auth/key-store.ts). It reads only what
+ * it uses from the file, the store, Redis and the key prefix, so the providers' secrets need not be
+ * set in the operator's shell (issue #12).
  */
 export async function keysCommand(args: readonly string[]): Promise<number> {
   const [action, ...rest] = args;
@@ -26,14 +31,14 @@ export async function keysCommand(args: readonly string[]): Promise<number> {
     },
   });
   if (values.config === undefined) throw new UsageError(`keys ${action ?? ''} needs --config <file>`);
-  const config = loadConfig(values.config);
+  const config = loadStoreConfig(values.config);
   const store = await openStore(config.storage.url);
   try {
     switch (action) {
       case 'create':
         return await create(store, config.auth.keyPrefix, values);
       case 'list':
-        return await list(store);
+        return await list(store, config);
       case 'topup': {
         const key = await store.topUp(required(values.name, '--name'), usdAmount(required(values.usd, '--usd'), '--usd'));
         process.stdout.write(`${key.name}: balance ${usdText(key.balance)}\n`);
@@ -78,14 +83,26 @@ async function create(store: Store, prefix: string, values: CreateFlags): Promis
   return 0;
 }
 
-async function list(store: Store): Promise<number> {
-  const rows = (await store.listKeys()).map((k) => [
-    k.name, `${k.prefix}…`, usdText(k.balance), usdText(k.spent), String(k.requests), limitsText(k), status(k),
+async function list(store: Store, config: StoreConfig): Promise<number> {
+  const keys = await withAllHolds(await store.listKeys(), (ids) => heldInRedis(config, ids));
+  const rows = keys.map((k) => [
+    k.name, `${k.prefix}…`, usdText(k.balance), `$${picoToUsdText(k.held)}`, usdText(k.spent), String(k.requests), limitsText(k), status(k),
   ]);
-  const header = ['NAME', 'PREFIX', 'BALANCE', 'SPENT', 'REQUESTS', 'LIMITS', 'STATUS'];
+  const header = ['NAME', 'PREFIX', 'BALANCE', 'HELD', 'SPENT', 'REQUESTS', 'LIMITS', 'STATUS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
   return 0;
+}
+
+/** With `redis` set, holds live there, not in the store (issue #12); Redis must answer, as for serve. */
+async function heldInRedis(config: StoreConfig, keyIds: readonly number[]): Promise<ReadonlyMap<number, bigint>> {
+  if (config.redis === null) return new Map();
+  const redis = await connectRedis(config.redis.url);
+  try {
+    return await redisHeld(redis, config.redis.prefix, keyIds);
+  } finally {
+    await closeRedis(redis);
+  }
 }
 
 const status = (key: KeyRecord): string => (key.disabled ? 'disabled' : 'active');

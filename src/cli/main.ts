@@ -2,10 +2,9 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { KeyNotFoundError } from '../store/store.ts';
 import { KeyRequestError } from '../auth/issue-key.ts';
-import { createGateway } from '../gateway.ts';
+import { RedisUnreachableError } from '../store/redis-connection.ts';
 import { loadProviders, PluginLoadError } from '../plugin-host/loader.ts';
 import { createLogger } from '../log.ts';
-import { keysCommand } from './keys.ts';
 import { UsageError } from './usage-error.ts';
 import { isWorker, runPrimary, workerCount } from './workers.ts';
 
@@ -28,7 +27,8 @@ export async function main(argv: readonly string[]): Promise<number | null> {
       case 'check-config':
         return await checkConfig(rest);
       case 'keys':
-        return await keysCommand(rest);
+        // Loaded on use: each command imports only what it runs, so `keys` starts quickly.
+        return await (await import('./keys.ts')).keysCommand(rest);
       case '--help':
       case '-h':
       case 'help':
@@ -57,6 +57,7 @@ async function serve(args: readonly string[]): Promise<number | null> {
   const config = loadConfig(values.config);
   // The primary of `--workers` only forks and supervises; each worker runs the rest of this function.
   if (workers !== undefined && !isWorker()) return runPrimary(workers, config, values.config);
+  const { createGateway } = await import('../gateway.ts');
   const gateway = await createGateway(config);
   const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -123,7 +124,7 @@ function reportFailure(err: unknown): number {
     process.stderr.write(`${err.problems.join('\n')}\n`);
     return 1;
   }
-  if (err instanceof KeyNotFoundError || err instanceof RangeError || err instanceof KeyRequestError) {
+  if (err instanceof KeyNotFoundError || err instanceof RangeError || err instanceof KeyRequestError || err instanceof RedisUnreachableError) {
     process.stderr.write(`junction: ${err.message}\n`);
     return 1;
   }

@@ -3,6 +3,7 @@ import { DEFAULT_ROUTING, DEFAULT_SERVER, DEFAULT_TIMEOUTS } from './defaults.ts
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { z } from 'zod';
 import { flattenIssues, issueMessage } from '../validation/issues.ts';
 import { suggest } from '../util/suggest.ts';
 import { interpolate, type ConfigIssue } from './interpolate.ts';
@@ -23,20 +24,71 @@ export class ConfigError extends Error {
 
 /** Reads, interpolates and validates a gateway YAML file. Throws ConfigError listing every problem. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const { text, absolute, modified } = readConfig(file);
+  return parseConfig(text, absolute, env, modified);
+}
+
+function readConfig(file: string): { text: string; absolute: string; modified: Date } {
   const absolute = path.resolve(file);
-  let text: string;
-  let modified: Date;
   try {
-    text = readFileSync(absolute, 'utf8');
-    modified = statSync(absolute).mtime;
+    return { text: readFileSync(absolute, 'utf8'), absolute, modified: statSync(absolute).mtime };
   } catch (err) {
     throw new ConfigError(file, [`cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`]);
   }
-  return parseConfig(text, absolute, env, modified);
 }
 
 /** Validates config text as if it were read from `file` (relative paths resolve against its folder). */
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv, modified = new Date(0)): GatewayConfig {
+  const { parsed, references } = check(text, file, env, () => false);
+  if (!parsed.success) throw new Error('unreachable: check() reports every schema problem');
+  return build(parsed.data, file, references, modified);
+}
+
+/** What `junction keys` reads (issue #12): the store, Redis where set, and the key prefix. */
+export interface StoreConfig {
+  readonly file: string;
+  readonly storage: GatewayConfig['storage'];
+  readonly redis: GatewayConfig['redis'];
+  readonly auth: { readonly keyPrefix: string };
+}
+
+/** The sections `junction keys` uses; an unset variable anywhere else is not its problem. */
+const STORE_SECTIONS = /^(storage|redis|auth\.key_prefix)(\.|\[|$)/;
+const storeSchema = z.object({
+  storage: configSchema.shape.storage,
+  redis: configSchema.shape.redis,
+  auth: z.object({ key_prefix: configSchema.shape.auth.unwrap().shape.key_prefix }).default({ key_prefix: 'sk-jct-' }),
+});
+
+/**
+ * Loads a config for key management (issue #12). An operator's shell rarely holds the providers'
+ * secrets, and `junction keys` never uses them: a `${VAR}` left unset outside storage, redis and
+ * auth.key_prefix is not a problem, nor is the value it left empty. Everything else is checked as
+ * for `serve`, so a typo in the file (a misspelt `storage:` would silently open another ledger)
+ * still stops it.
+ */
+export function loadStoreConfig(file: string, env: NodeJS.ProcessEnv = process.env): StoreConfig {
+  const { text, absolute } = readConfig(file);
+  return parseStoreConfig(text, absolute, env);
+}
+
+export function parseStoreConfig(text: string, file: string, env: NodeJS.ProcessEnv): StoreConfig {
+  const { value } = check(text, file, env, (issue) => !STORE_SECTIONS.test(formatPath(issue.path)));
+  const raw = storeSchema.parse(value);
+  return {
+    file,
+    storage: { url: resolveStorage(raw.storage.url, path.dirname(file)) },
+    redis: raw.redis ? { url: raw.redis.url, prefix: raw.redis.prefix } : null,
+    auth: { keyPrefix: raw.auth.key_prefix },
+  };
+}
+
+/**
+ * Parses, interpolates and validates, throwing ConfigError with every problem at its YAML path.
+ * `unused(issue)` says an unset variable may be ignored: it and whatever is wrong with the value it
+ * left empty (at its path, or the object holding it) are not reported.
+ */
+function check(text: string, file: string, env: NodeJS.ProcessEnv, unused: (issue: ConfigIssue) => boolean) {
   const lineCounter = new YAML.LineCounter();
   const doc = YAML.parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -50,10 +102,12 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv, 
     return `${formatPath(issue.path)}: ${issue.message}${line === undefined ? '' : ` (line ${line})`}`;
   };
 
-  const { value, issues, references } = interpolate(doc.toJS() ?? {}, env);
+  const { value, issues: unset, references } = interpolate(doc.toJS() ?? {}, env);
   const parsed = configSchema.safeParse(value, { error: issueMessage });
   // References between sections are checked even when the schema fails, so one run lists every problem.
   const crossIssues = checkReferences(value);
+  const ignored = unset.filter(unused);
+  const issues = unset.filter((issue) => !unused(issue));
   if (!parsed.success || issues.length > 0 || crossIssues.length > 0) {
     const schemaIssues = parsed.success ? [] : flattenIssues(parsed.error).map((issue) => {
       const last = issue.path[issue.path.length - 1];
@@ -64,11 +118,14 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv, 
       };
     });
     // A variable that was not set already explains whatever else is wrong with its value.
-    const explained = new Set(issues.map((issue) => formatPath(issue.path)));
+    const explained = new Set([
+      ...unset.map((issue) => formatPath(issue.path)),
+      ...ignored.map((issue) => formatPath(issue.path.slice(0, -1))),
+    ]);
     const rest = [...schemaIssues, ...crossIssues].filter((issue) => !explained.has(formatPath(issue.path)));
-    throw new ConfigError(file, [...issues, ...rest].map(where));
+    if (issues.length > 0 || rest.length > 0) throw new ConfigError(file, [...issues, ...rest].map(where));
   }
-  return build(parsed.data, file, references, modified);
+  return { parsed, value, references };
 }
 
 function lineOf(doc: YAML.Document, counter: YAML.LineCounter, at: readonly PathSegment[]): number | undefined {

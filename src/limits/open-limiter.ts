@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { closeRedis, connectRedis } from '../store/redis-connection.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { RateLimiter } from './limiter.ts';
@@ -12,9 +13,6 @@ export interface OpenedLimiter {
   close(): Promise<void>;
 }
 
-/** Milliseconds a Redis command may take before the limiter treats Redis as down (and admits). */
-const COMMAND_TIMEOUT_MS = 1_000;
-
 /**
  * The rate limiter a config asks for: shared through Redis when `redis.url` is set (issue #7),
  * else in this process's memory. Redis must answer at start-up: a gateway that would silently run
@@ -23,28 +21,14 @@ const COMMAND_TIMEOUT_MS = 1_000;
  */
 export async function openLimiter(config: GatewayConfig, log: Logger): Promise<OpenedLimiter> {
   if (config.redis === null) return { limiter: new MemoryRateLimiter(), redis: null, close: async () => undefined };
-  // No offline queue: while Redis is away a command fails at once instead of waiting in memory.
-  const redis = new Redis(config.redis.url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-  });
-  redis.on('error', () => undefined); // reported by the limiter's own calls, rate-limited
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (err) {
-    redis.disconnect();
-    throw new Error(`redis.url: cannot reach Redis (${err instanceof Error ? err.message : String(err)})`);
-  }
+  const redis = await connectRedis(config.redis.url);
   const limiter = new RedisRateLimiter(redis, { prefix: config.redis.prefix, log });
   return {
     limiter,
     redis,
     close: async () => {
       limiter.close();
-      await redis.quit().catch(() => redis.disconnect());
+      await closeRedis(redis);
     },
   };
 }

@@ -61,8 +61,8 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
 
     const listed = await junction('keys', 'list', '--config', file);
     const [header, row] = listed.stdout.trim().split('\n');
-    expect(header).to.match(/^NAME\s+PREFIX\s+BALANCE\s+SPENT\s+REQUESTS\s+LIMITS\s+STATUS$/);
-    expect(row).to.match(new RegExp(`^bob\\s+${key.slice(0, 11)}…\\s+\\$7\\.5\\s+\\$0\\s+\\d+\\s+rpm=60\\s+active$`));
+    expect(header).to.match(/^NAME\s+PREFIX\s+BALANCE\s+HELD\s+SPENT\s+REQUESTS\s+LIMITS\s+STATUS$/);
+    expect(row).to.match(new RegExp(`^bob\\s+${key.slice(0, 11)}…\\s+\\$7\\.5\\s+\\$0\\s+\\$0\\s+\\d+\\s+rpm=60\\s+active$`));
     expect(listed.stdout).not.to.include(key);
 
     expect((await junction('keys', 'disable', '--config', file, '--name', 'bob')).code).to.equal(0);
@@ -78,7 +78,7 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
     const key = created.stdout.trim();
     expect((await gateway.store.listKeys()).find((k) => k.name === 'limited')?.limits).to.deep.equal({ rpm: 2, tpm: 100000, concurrency: 3 });
     const listed = await junction('keys', 'list', '--config', file);
-    expect(listed.stdout).to.match(/\nlimited\s+\S+\s+unlimited\s+\$0\s+\d+\s+rpm=2,tpm=100000,concurrency=3\s+active\n/);
+    expect(listed.stdout).to.match(/\nlimited\s+\S+\s+unlimited\s+\$0\s+\$0\s+\d+\s+rpm=2,tpm=100000,concurrency=3\s+active\n/);
     const statuses = [];
     for (let i = 0; i < 3; i++) {
       const res = await ask(key);
@@ -116,5 +116,28 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
     expect(bad.stderr).to.match(/^junction: --usd must be an amount in USD/);
     const noConfig = await junction('keys', 'list');
     expect(noConfig.code).to.equal(2);
+  });
+
+  it('needs no provider secret in the shell: keys work where check-config refuses the file (issue #12)', async () => {
+    const deployed = path.join(path.dirname(file), 'deployed.yaml');
+    writeFileSync(
+      deployed,
+      `storage: { url: "sqlite://ledger.db" }
+auth: { keys: [{ name: ops, key: "\${JCT_TEST_UNSET_OPS_KEY}" }] }
+providers:
+  - { id: anthropic, plugin: anthropic, api_key: "\${JCT_TEST_UNSET_ANTHROPIC_API_KEY}" }
+  - { id: mock, plugin: mock }
+models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 0 } }]
+`,
+    );
+    const created = await junction('keys', 'create', '--config', deployed, '--name', 'no-secrets', '--balance-usd', '5');
+    expect(created.stderr).to.include('created key "no-secrets" (balance $5)');
+    expect(created.code).to.equal(0);
+    // The same ledger the running gateway uses: the key works there.
+    expect(await msUntil(created.stdout.trim(), 200)).to.be.below(1000);
+    expect((await junction('keys', 'list', '--config', deployed)).stdout).to.match(/\nno-secrets\s+\S+\s+\$5\s/);
+    const checked = await junction('check-config', deployed);
+    expect(checked.code).to.equal(1);
+    expect(checked.stderr).to.include('providers[0].api_key: environment variable JCT_TEST_UNSET_ANTHROPIC_API_KEY is not set');
   });
 });

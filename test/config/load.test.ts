@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { ConfigError, parseConfig } from '../../src/config/load.ts';
+import { ConfigError, parseConfig, parseStoreConfig } from '../../src/config/load.ts';
 
 const FILE = '/etc/junction/gateway.yaml';
 
@@ -255,5 +255,57 @@ models: [{ id: m, routes: [{ provider: p, weight: 3 }, { provider: p, model: m2 
     ]);
     const typo = problems(yaml.replace('idle_ms', 'idle').replace('weight: 3', 'weight: 0'));
     expect(typo.join('\n')).to.match(/providers\[0\]\.timeouts.*idle/).and.to.match(/models\[0\]\.routes\[0\]\.weight/);
+  });
+
+  describe('for key management (junction keys, issue #12)', () => {
+    // A deployment's file as an operator's shell meets it: provider secrets, and even a provider's
+    // URL and a YAML key, come from variables that shell does not set.
+    const DEPLOYED = `
+storage: { url: "\${LEDGER_URL:-sqlite://ledger.db}" }
+redis: { url: "redis://127.0.0.1:6379", prefix: "acme:" }
+auth:
+  key_prefix: sk-acme-
+  keys: [{ name: alice, key: "\${ALICE_KEY}" }]
+providers:
+  - { id: anthropic, plugin: anthropic, api_key: "\${ANTHROPIC_API_KEY}" }
+  - { id: local, plugin: openai, base_url: "\${VLLM_URL}" }
+models: [{ id: claude, routes: [{ provider: anthropic }], pricing: { input: 3, output: 15 } }]
+`;
+
+    it('needs none of the providers’ secrets, where serve and check-config do', () => {
+      expect(parseStoreConfig(DEPLOYED, FILE, {})).to.deep.equal({
+        file: FILE,
+        storage: { url: 'sqlite:///etc/junction/ledger.db' },
+        redis: { url: 'redis://127.0.0.1:6379', prefix: 'acme:' },
+        auth: { keyPrefix: 'sk-acme-' },
+      });
+      expect(problems(DEPLOYED)).to.deep.equal([
+        'auth.keys[0].key: environment variable ALICE_KEY is not set (write ${ALICE_KEY:-} to allow it to be empty) (line 6)',
+        'providers[0].api_key: environment variable ANTHROPIC_API_KEY is not set (write ${ANTHROPIC_API_KEY:-} to allow it to be empty) (line 8)',
+        'providers[1].base_url: environment variable VLLM_URL is not set (write ${VLLM_URL:-} to allow it to be empty) (line 9)',
+      ]);
+    });
+
+    it('still needs what it uses, and still refuses a typo anywhere in the file', () => {
+      const refused = (yaml: string): string[] => {
+        try {
+          parseStoreConfig(yaml, FILE, {});
+        } catch (err) {
+          if (err instanceof ConfigError) return [...err.problems];
+          throw err;
+        }
+        throw new Error('expected the config to be refused');
+      };
+      expect(refused(DEPLOYED.replace('"\${LEDGER_URL:-sqlite://ledger.db}"', '"\${LEDGER_URL}"'))).to.deep.equal([
+        'storage.url: environment variable LEDGER_URL is not set (write ${LEDGER_URL:-} to allow it to be empty) (line 2)',
+      ]);
+      expect(refused(DEPLOYED.replace('"redis://127.0.0.1:6379"', '"\${REDIS_URL}"'))[0]).to.match(/^redis\.url: environment variable REDIS_URL is not set/);
+      expect(refused(DEPLOYED.replace('key_prefix: sk-acme-', 'key_prefix: "\${PREFIX}"'))[0]).to.match(/^auth\.key_prefix: environment variable PREFIX is not set/);
+      // A misspelt section would otherwise open another ledger without a word.
+      expect(refused(DEPLOYED.replace('storage:', 'storag:'))).to.deep.equal(['storag: unknown key (did you mean "storage"?) (line 2)']);
+      expect(refused(DEPLOYED.replace('pricing: { input: 3', 'pricing: { input: -3'))).to.deep.equal([
+        'models[0].pricing.input: must be >= 0 (line 10)',
+      ]);
+    });
   });
 });

@@ -11,6 +11,7 @@ import { KeyNotFoundError, type KeyRecord, type Store } from '../../store/store.
 import { flattenIssues, issueMessage } from '../../validation/issues.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { generationBody } from './billing.ts';
+import { withAllHolds, type Holds } from '../../billing/holds.ts';
 
 /**
  * /admin/*: what the `junction keys` CLI does, over HTTP, plus usage queries (issue #4). Off
@@ -18,7 +19,10 @@ import { generationBody } from './billing.ts';
  * Admin bodies are small JSON documents, read with koa-body (unlike the model endpoints, which keep
  * the raw bytes for passthrough).
  */
-export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha256: string): Router<GatewayState> {
+export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string, adminKeySha256: string): Router<GatewayState> {
+  // held_usd counts holds wherever they live: in Redis they are not in the store's rows (issue #12).
+  const withHolds = (keys: readonly KeyRecord[]): Promise<KeyRecord[]> => withAllHolds(keys, (ids) => holds.heldOutsideStore(ids));
+  const one = async (key: KeyRecord): Promise<Record<string, unknown>> => keyBody((await withHolds([key]))[0] ?? key);
   const adminDigest = Buffer.from(adminKeySha256, 'hex');
   const router = new Router<GatewayState>({ prefix: '/admin' });
   router.use(async (ctx, next) => {
@@ -40,7 +44,7 @@ export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha25
   );
 
   router.get('/keys', async (ctx) => {
-    ctx.body = { data: (await store.listKeys()).map(keyBody) };
+    ctx.body = { data: (await withHolds(await store.listKeys())).map(keyBody) };
   });
   router.post('/keys', async (ctx) => {
     const spec = parse(newKeySchema, ctx.request.body);
@@ -58,17 +62,17 @@ export function createAdminRouter(store: Store, keyPrefix: string, adminKeySha25
     );
     ctx.status = 201;
     // The key is in this response and nowhere else, ever.
-    ctx.body = { ...keyBody(record), key };
+    ctx.body = { ...(await one(record)), key };
   });
   router.post('/keys/:name/topup', async (ctx) => {
     const { usd: amount } = parse(topUpSchema, ctx.request.body);
-    ctx.body = keyBody(await mapped('usd', () => store.topUp(nameOf(ctx), usd(amount, 'usd'))));
+    ctx.body = await one(await mapped('usd', () => store.topUp(nameOf(ctx), usd(amount, 'usd'))));
   });
   router.post('/keys/:name/disable', async (ctx) => {
-    ctx.body = keyBody(await mapped('name', () => store.setDisabled(nameOf(ctx), true)));
+    ctx.body = await one(await mapped('name', () => store.setDisabled(nameOf(ctx), true)));
   });
   router.post('/keys/:name/enable', async (ctx) => {
-    ctx.body = keyBody(await mapped('name', () => store.setDisabled(nameOf(ctx), false)));
+    ctx.body = await one(await mapped('name', () => store.setDisabled(nameOf(ctx), false)));
   });
   router.get('/usage', async (ctx) => {
     const query = parse(usageQuerySchema, ctx.query);

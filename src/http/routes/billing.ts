@@ -2,17 +2,20 @@ import { picoToUsdNumber } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import { decodeSegment } from '../path-segment.ts';
 import type { Settlements } from '../../billing/settlements.ts';
+import { withAllHolds, type Holds } from '../../billing/holds.ts';
 import type { LedgerRow, Store } from '../../store/store.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /** GET /v1/balance: the calling key's balance, spending and request count (issue #4). */
-export function createBalance(store: Store, settlements: Settlements): GatewayMiddleware {
+export function createBalance(store: Store, settlements: Settlements, holds: Holds): GatewayMiddleware {
   return async (ctx) => {
     const key = ctx.state.key;
     if (!key) throw ERR.internal();
     await settlements.written({ keyId: key.id });
-    const record = await store.keyById(key.id);
-    if (!record) throw ERR.invalidKey();
+    const stored = await store.keyById(key.id);
+    if (!stored) throw ERR.invalidKey();
+    // Holds in Redis are not in the store's row (issue #12).
+    const [record = stored] = await withAllHolds([stored], (ids) => holds.heldOutsideStore(ids));
     ctx.body = {
       name: record.name,
       balance_usd: record.balance === null ? null : picoToUsdNumber(record.balance),
