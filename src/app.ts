@@ -32,6 +32,7 @@ import type { Store } from './store/store.ts';
 import { ERR } from './errors.ts';
 import type { Breakers } from './routing/breaker.ts';
 import type { InFlight } from './routing/in-flight.ts';
+import type { Clock } from './util/clock.ts';
 
 /** Bodies nesting deeper than this are refused; real requests stay far below (Claude Code's ~15). */
 const MAX_JSON_DEPTH = 128;
@@ -56,6 +57,8 @@ export interface AppParts {
   readonly log: Logger;
   /** Per-key rate limits; in this process's memory unless a shared limiter is given (issue #5). */
   readonly limiter?: RateLimiter;
+  /** Retry waits and breaker cool-downs. */
+  readonly clock: Clock;
 }
 
 /** The Koa app: the whole middleware order, readable in one place. */
@@ -75,6 +78,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     breakers: parts.breakers,
     inFlight: parts.inFlight,
     log: parts.log,
+    clock: parts.clock,
   };
   const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, agents: parts.agents, failover, log: parts.log });
 

@@ -25,12 +25,15 @@ import { InFlight } from './routing/in-flight.ts';
 import { StoreHolds, type Holds } from './billing/holds.ts';
 import { RedisHolds } from './billing/redis-holds.ts';
 import { openLimiter } from './limits/open-limiter.ts';
+import { SYSTEM_CLOCK, type Clock } from './util/clock.ts';
 
 export interface GatewayOptions {
   /** Where log lines go; stdout by default. */
   readonly logDestination?: DestinationStream;
   /** Replaces the default usage sink (the request log). */
   readonly sink?: UsageSink;
+  /** Time for retry waits and breaker cool-downs; the system clock by default (tests inject one). */
+  readonly clock?: Clock;
 }
 
 /** How often this process tells the store it is alive, and when others count as dead. */
@@ -59,6 +62,7 @@ export interface Gateway {
 /** Builds a gateway from a validated config: loads plugins (failing on any problem), wires the app. */
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const log = createLogger(config.log.level, options.logDestination);
+  const clock = options.clock ?? SYSTEM_CLOCK;
   const providers = await loadProviders(config.providers, config.dir, log);
   // Redis first: a deployment configured to share limits does not start without them.
   const limits = await openLimiter(config, log);
@@ -116,17 +120,21 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     holds,
     store,
     instanceId: instance.id,
-    breakers: new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs),
+    breakers: new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs, clock),
     inFlight,
     lifecycle,
     log,
     limiter: limits.limiter,
+    clock,
   });
   // Timeouts below are enforced by a periodic sweep; Node's default sweep is every 30 s. TCP
   // keepalive probes keep a connection waiting minutes for a whole (non-streamed) answer alive
   // through NATs and idle-cutting middleboxes, where HTTP has nothing to send (reliability.md §2.2).
   let closing: Promise<void> | undefined;
-  const server = http.createServer({ connectionsCheckingInterval: 1_000, keepAlive: true, keepAliveInitialDelay: 30_000 }, app.callback());
+  // The sweep runs every second, or more often for timeouts under 4 s, so a cut comes within a
+  // quarter of the timeout past it (tests set them short: issue #12).
+  const sweepMs = Math.max(50, Math.min(1_000, config.server.headersTimeoutMs / 4, config.server.requestTimeoutMs / 4));
+  const server = http.createServer({ connectionsCheckingInterval: sweepMs, keepAlive: true, keepAliveInitialDelay: 30_000 }, app.callback());
   // Slowloris: a client must send its headers, then its whole body, in bounded time (issue #5;
   // reliability.md §5.7). Node checks both every connectionsCheckingInterval (30 s by default).
   server.headersTimeout = config.server.headersTimeoutMs;

@@ -8,6 +8,7 @@ import { closeRedis, connectRedis } from '../store/redis-connection.ts';
 import { openStore } from '../store/open.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
 import { UsageError } from './usage-error.ts';
+import { PROCESS_OUTPUT, type CliOutput } from './output.ts';
 
 /**
  * `junction keys create|list|topup|disable|enable --config <file>`: keys kept in the deployment's store.
@@ -15,7 +16,7 @@ import { UsageError } from './usage-error.ts';
  * it uses from the file, the store, Redis and the key prefix, so the providers' secrets need not be
  * set in the operator's shell (issue #12).
  */
-export async function keysCommand(args: readonly string[]): Promise<number> {
+export async function keysCommand(args: readonly string[], io: CliOutput = PROCESS_OUTPUT): Promise<number> {
   const [action, ...rest] = args;
   const { values } = parseArgs({
     args: [...rest],
@@ -36,22 +37,22 @@ export async function keysCommand(args: readonly string[]): Promise<number> {
   try {
     switch (action) {
       case 'create':
-        return await create(store, config.auth.keyPrefix, values);
+        return await create(store, config.auth.keyPrefix, values, io);
       case 'list':
-        return await list(store, config);
+        return await list(store, config, io);
       case 'topup': {
         const key = await store.topUp(required(values.name, '--name'), usdAmount(required(values.usd, '--usd'), '--usd'));
-        process.stdout.write(`${key.name}: balance ${usdText(key.balance)}\n`);
+        io.out(`${key.name}: balance ${usdText(key.balance)}\n`);
         return 0;
       }
       case 'disable': {
         const key = await store.setDisabled(required(values.name, '--name'), true);
-        process.stdout.write(`${key.name}: disabled\n`);
+        io.out(`${key.name}: disabled\n`);
         return 0;
       }
       case 'enable': {
         const key = await store.setDisabled(required(values.name, '--name'), false);
-        process.stdout.write(`${key.name}: active\n`);
+        io.out(`${key.name}: active\n`);
         return 0;
       }
       default:
@@ -64,7 +65,7 @@ export async function keysCommand(args: readonly string[]): Promise<number> {
 
 type CreateFlags = { [flag in 'name' | 'balance-usd' | 'models' | 'rpm' | 'tpm' | 'concurrency']?: string | undefined };
 
-async function create(store: Store, prefix: string, values: CreateFlags): Promise<number> {
+async function create(store: Store, prefix: string, values: CreateFlags, io: CliOutput): Promise<number> {
   const limits = {
     rpm: positiveInt(values.rpm, '--rpm'),
     tpm: positiveInt(values.tpm, '--tpm'),
@@ -78,19 +79,19 @@ async function create(store: Store, prefix: string, values: CreateFlags): Promis
     limits,
   });
   // The key itself goes to stdout, alone, so it can be captured; it is shown this once only.
-  process.stdout.write(`${key}\n`);
-  process.stderr.write(`created key "${record.name}" (balance ${usdText(record.balance)}); store it now: it cannot be shown again\n`);
+  io.out(`${key}\n`);
+  io.err(`created key "${record.name}" (balance ${usdText(record.balance)}); store it now: it cannot be shown again\n`);
   return 0;
 }
 
-async function list(store: Store, config: StoreConfig): Promise<number> {
+async function list(store: Store, config: StoreConfig, io: CliOutput): Promise<number> {
   const keys = await withAllHolds(await store.listKeys(), (ids) => heldInRedis(config, ids));
   const rows = keys.map((k) => [
     k.name, `${k.prefix}…`, usdText(k.balance), `$${picoToUsdText(k.held)}`, usdText(k.spent), String(k.requests), limitsText(k), status(k),
   ]);
   const header = ['NAME', 'PREFIX', 'BALANCE', 'HELD', 'SPENT', 'REQUESTS', 'LIMITS', 'STATUS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+  for (const row of [header, ...rows]) io.out(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
   return 0;
 }
 

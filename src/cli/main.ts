@@ -6,6 +6,7 @@ import { RedisUnreachableError } from '../store/redis-connection.ts';
 import { loadProviders, PluginLoadError } from '../plugin-host/loader.ts';
 import { createLogger } from '../log.ts';
 import { UsageError } from './usage-error.ts';
+import { PROCESS_OUTPUT, type CliOutput } from './output.ts';
 import { isWorker, runPrimary, workerCount } from './workers.ts';
 
 const USAGE = `usage:
@@ -17,29 +18,32 @@ const USAGE = `usage:
   junction keys disable --config <file> --name <name>
   junction keys enable --config <file> --name <name>`;
 
-/** Runs the command line; resolves to an exit code, or null while a server keeps running. */
-export async function main(argv: readonly string[]): Promise<number | null> {
+/**
+ * Runs the command line; resolves to an exit code, or null while a server keeps running. `io` is
+ * where commands other than `serve` write (tests run them in-process).
+ */
+export async function main(argv: readonly string[], io: CliOutput = PROCESS_OUTPUT): Promise<number | null> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'serve':
         return await serve(rest);
       case 'check-config':
-        return await checkConfig(rest);
+        return await checkConfig(rest, io);
       case 'keys':
         // Loaded on use: each command imports only what it runs, so `keys` starts quickly.
-        return await (await import('./keys.ts')).keysCommand(rest);
+        return await (await import('./keys.ts')).keysCommand(rest, io);
       case '--help':
       case '-h':
       case 'help':
-        process.stdout.write(`${USAGE}\n`);
+        io.out(`${USAGE}\n`);
         return 0;
       default:
-        process.stderr.write(`junction: ${command === undefined ? 'no command given' : `unknown command "${command}"`}\n${USAGE}\n`);
+        io.err(`junction: ${command === undefined ? 'no command given' : `unknown command "${command}"`}\n${USAGE}\n`);
         return 2;
     }
   } catch (err) {
-    return reportFailure(err);
+    return reportFailure(err, io);
   }
 }
 
@@ -102,7 +106,7 @@ async function serve(args: readonly string[]): Promise<number | null> {
   return null;
 }
 
-async function checkConfig(args: readonly string[]): Promise<number> {
+async function checkConfig(args: readonly string[], io: CliOutput): Promise<number> {
   const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError('check-config needs exactly one <file>');
@@ -110,33 +114,33 @@ async function checkConfig(args: readonly string[]): Promise<number> {
   // Load and create every plugin too (no network, no files), so a bad plugin is caught here.
   const providers = await loadProviders(config.providers, config.dir, createLogger('silent'));
   for (const provider of providers.values()) await provider.plugin.close?.();
-  process.stdout.write(`${file}: ok (${config.providers.length} providers, ${config.models.length} models, ${config.auth.keys.length} keys)\n`);
+  io.out(`${file}: ok (${config.providers.length} providers, ${config.models.length} models, ${config.auth.keys.length} keys)\n`);
   return 0;
 }
 
 
-function reportFailure(err: unknown): number {
+function reportFailure(err: unknown, io: CliOutput): number {
   if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
+    io.err(`${err.message}\n`);
     return 1;
   }
   if (err instanceof PluginLoadError) {
-    process.stderr.write(`${err.problems.join('\n')}\n`);
+    io.err(`${err.problems.join('\n')}\n`);
     return 1;
   }
   if (err instanceof KeyNotFoundError || err instanceof RangeError || err instanceof KeyRequestError || err instanceof RedisUnreachableError) {
-    process.stderr.write(`junction: ${err.message}\n`);
+    io.err(`junction: ${err.message}\n`);
     return 1;
   }
   if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
-    process.stderr.write(`junction: ${err.message}\n${USAGE}\n`);
+    io.err(`junction: ${err.message}\n${USAGE}\n`);
     return 2;
   }
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-    process.stderr.write(`junction: cannot listen: ${(err as Error).message}\n`);
+    io.err(`junction: cannot listen: ${(err as Error).message}\n`);
     return 1;
   }
-  process.stderr.write(`junction: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  io.err(`junction: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   return 1;
 }

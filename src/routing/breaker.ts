@@ -1,3 +1,5 @@
+import { SYSTEM_CLOCK, type Clock } from '../util/clock.ts';
+
 /**
  * A circuit breaker per route (issue #5; Envoy's outlier detection, reliability.md §1.1). After
  * `failures` consecutive failures the route is skipped for `cooldownMs`; then one request is let
@@ -6,23 +8,25 @@
 export class CircuitBreaker {
   readonly #failures: number;
   readonly #cooldownMs: number;
+  readonly #clock: Clock;
   #consecutive = 0;
   /** While open: when the next probe may go. 0 when closed. */
   #openUntil = 0;
   #probing = false;
 
-  constructor(failures: number, cooldownMs: number) {
+  constructor(failures: number, cooldownMs: number, clock: Clock = SYSTEM_CLOCK) {
     this.#failures = failures;
     this.#cooldownMs = cooldownMs;
+    this.#clock = clock;
   }
 
   get state(): 'closed' | 'open' | 'half-open' {
     if (this.#openUntil === 0) return 'closed';
-    return this.#probing || performance.now() < this.#openUntil ? 'open' : 'half-open';
+    return this.#probing || this.#clock.now() < this.#openUntil ? 'open' : 'half-open';
   }
 
   /** May a request use the route now? In the half-open state this takes the single probe slot. */
-  tryPass(now = performance.now()): boolean {
+  tryPass(now = this.#clock.now()): boolean {
     if (this.#openUntil === 0) return true;
     if (this.#probing || now < this.#openUntil) return false;
     this.#probing = true;
@@ -30,7 +34,7 @@ export class CircuitBreaker {
   }
 
   /** Milliseconds until the route takes a probe again (0 when it would now). */
-  msUntilRetry(now = performance.now()): number {
+  msUntilRetry(now = this.#clock.now()): number {
     return this.#openUntil === 0 ? 0 : Math.max(0, this.#openUntil - now);
   }
 
@@ -40,7 +44,7 @@ export class CircuitBreaker {
     this.#probing = false;
   }
 
-  failure(now = performance.now()): void {
+  failure(now = this.#clock.now()): void {
     this.#consecutive++;
     if (this.#probing || this.#consecutive >= this.#failures) {
       this.#openUntil = now + this.#cooldownMs;
@@ -59,17 +63,19 @@ export class Breakers {
   readonly #byRoute = new Map<string, CircuitBreaker>();
   readonly #failures: number;
   readonly #cooldownMs: number;
+  readonly #clock: Clock;
 
-  constructor(failures: number, cooldownMs: number) {
+  constructor(failures: number, cooldownMs: number, clock: Clock = SYSTEM_CLOCK) {
     this.#failures = failures;
     this.#cooldownMs = cooldownMs;
+    this.#clock = clock;
   }
 
   for(provider: string, upstreamModel: string): CircuitBreaker {
     const key = `${provider}\u0000${upstreamModel}`;
     let breaker = this.#byRoute.get(key);
     if (!breaker) {
-      breaker = new CircuitBreaker(this.#failures, this.#cooldownMs);
+      breaker = new CircuitBreaker(this.#failures, this.#cooldownMs, this.#clock);
       this.#byRoute.set(key, breaker);
     }
     return breaker;

@@ -10,6 +10,7 @@ import type { Breakers, CircuitBreaker } from './breaker.ts';
 import type { InFlight } from './in-flight.ts';
 import { StreamPrelude } from './stream-prelude.ts';
 import { Cancellation } from './cancellation.ts';
+import type { Clock } from '../util/clock.ts';
 
 export interface FailoverOptions {
   readonly routing: RoutingConfig;
@@ -17,6 +18,8 @@ export interface FailoverOptions {
   readonly breakers: Breakers;
   readonly inFlight: InFlight;
   readonly log: Logger;
+  /** Back-offs and `retry-after` waits (tests inject one that does not wait). */
+  readonly clock: Clock;
 }
 
 /** Serves one attempt on one route; ctx.state.route is already that route. */
@@ -101,7 +104,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         if (retry >= routing.retries) break;
         const afterMs = failure.retryAfterMs;
         if (afterMs !== null && afterMs > routing.maxRetryAfterMs) break;
-        await sleep(afterMs ?? backoff(routing.backoffMs, retry), controller);
+        await options.clock.sleep(afterMs ?? backoff(routing.backoffMs, retry), controller);
         if (controller.aborted) break routes;
         if (!breaker.tryPass()) break;
       }
@@ -159,21 +162,4 @@ function answerFailure(ctx: GatewayContext, failure: AttemptFailure): void {
 function backoff(baseMs: number, retry: number): number {
   const jitter = 0.8 + Math.random() * 0.4;
   return Math.min(baseMs * 2 ** retry, MAX_BACKOFF_MS) * jitter;
-}
-
-function sleep(ms: number, cancel: Cancellation): Promise<void> {
-  return new Promise((resolve) => {
-    if (cancel.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(() => {
-      stop();
-      resolve();
-    }, ms);
-    const stop = cancel.onAbort(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

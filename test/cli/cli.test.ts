@@ -4,6 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import { junction } from '../support/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'bin/junction.js');
@@ -61,10 +63,12 @@ function tempConfig(text: string): string {
 }
 
 describe('command line', () => {
+  // check-config and the usage errors run in-process (support/cli.ts); the bin itself, npx and serve
+  // run as processes below.
   it('check-config accepts the default config', async () => {
-    const { code, stdout } = await run(['check-config', 'config/gateway.yaml']);
+    const { code, stdout } = await junction('check-config', path.relative(process.cwd(), path.join(ROOT, 'config/gateway.yaml')));
     expect(code).to.equal(0);
-    expect(stdout).to.match(/^config\/gateway\.yaml: ok \(4 providers, 7 models, 1 keys\)/);
+    expect(stdout).to.match(/config\/gateway\.yaml: ok \(4 providers, 7 models, 1 keys\)\n$/);
   });
 
   it('check-config prints every problem on its own line with its YAML path, and exits non-zero', async () => {
@@ -76,7 +80,7 @@ models:
   - { id: m, routes: [{ provider: antropic }], pricing: { input: 1, output: 1 } }
   - { id: n, routes: [{ provider: a }], pricing: { input: 1 } }
 `);
-    const { code, stderr } = await run(['check-config', file]);
+    const { code, stderr } = await junction('check-config', file);
     expect(code).to.equal(1);
     const lines = stderr.trim().split('\n');
     expect(lines[0]).to.equal(`${file}: 3 problems`);
@@ -89,19 +93,19 @@ models:
 
   it('check-config reports a bad plugin with its YAML path', async () => {
     const file = tempConfig('providers: [{ id: a, plugin: ./nowhere.js }]\n');
-    const { code, stderr } = await run(['check-config', file]);
+    const { code, stderr } = await junction('check-config', file);
     expect(code).to.equal(1);
     expect(stderr).to.match(/^providers\[0\]\.plugin: cannot load "\.\/nowhere\.js": /);
   });
 
   it('fails clearly for a missing file, a missing argument and an unknown command', async () => {
-    const missing = await run(['check-config', 'no/such/file.yaml']);
+    const missing = await junction('check-config', 'no/such/file.yaml');
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.equal('no/such/file.yaml: 1 problem\ncannot read the file: ENOENT\n');
     const noArg = await run(['serve']);
     expect(noArg.code).to.equal(2);
     expect(noArg.stderr).to.match(/^junction: serve needs --config <file>\n/);
-    const unknown = await run(['frobnicate']);
+    const unknown = await junction('frobnicate');
     expect(unknown.code).to.equal(2);
     expect(unknown.stderr).to.match(/^junction: unknown command "frobnicate"/);
   });
@@ -144,14 +148,15 @@ models:
   });
 
   it('refuses to start on a busy port with one clear line', async () => {
-    const first = await serve(['--config', 'config/gateway.yaml', '--port', '0']);
+    const occupant = net.createServer();
+    await new Promise<void>((resolve) => occupant.listen(0, '127.0.0.1', resolve));
     try {
-      const port = new URL(first.url).port;
+      const port = String((occupant.address() as net.AddressInfo).port);
       const second = await run(['serve', '--config', 'config/gateway.yaml', '--port', port]);
       expect(second.code).to.equal(1);
       expect(second.stderr).to.match(/^junction: cannot listen: listen EADDRINUSE/);
     } finally {
-      await stop(first.child);
+      await new Promise((resolve) => occupant.close(resolve));
     }
   });
 });

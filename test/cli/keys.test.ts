@@ -7,10 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { LogCapture, msUntilStatus } from '../support/gateway.ts';
+import { junction } from '../support/cli.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 
-function junction(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** The real bin in a process of its own, with the shell's environment. */
+function spawned(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args]);
     let stdout = '';
@@ -21,6 +23,10 @@ function junction(...args: string[]): Promise<{ code: number | null; stdout: str
   });
 }
 
+/**
+ * The commands run in-process (support/cli.ts), against a gateway running beside them on the same
+ * ledger file; the shell test below runs the real bin.
+ */
 describe('junction keys (CLI) against a running gateway', () => {
   let file: string;
   let gateway: Gateway;
@@ -130,7 +136,7 @@ providers:
 models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 0 } }]
 `,
     );
-    const created = await junction('keys', 'create', '--config', deployed, '--name', 'no-secrets', '--balance-usd', '5');
+    const created = await spawned('keys', 'create', '--config', deployed, '--name', 'no-secrets', '--balance-usd', '5');
     expect(created.stderr).to.include('created key "no-secrets" (balance $5)');
     expect(created.code).to.equal(0);
     // The same ledger the running gateway uses: the key works there.

@@ -1,16 +1,14 @@
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FakeUpstream, FIXTURES } from '../support/fake-upstream.ts';
 import { serveProcess, stopProcess, type ServedProcess } from '../support/serve-process.ts';
 import { limiterBackends } from '../support/services.ts';
+import { junction } from '../support/cli.ts';
 
 // `junction serve --workers N` (issue #7): N full gateways on one port, one ledger file.
-const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 const KEY = 'sk-jct-workers-0123456789abcdef';
 const headers = { 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 const ask = (url: string, stream = false) =>
@@ -126,14 +124,15 @@ ${extra}`,
     expect(served.stderr()).to.match(/SIGTERM received, draining 2 workers/);
   });
 
-  it('refuses a bad worker count, and a ledger the workers could not share', () => {
-    const zero = spawnSync(process.execPath, [BIN, 'serve', '--config', config(), '--workers', '0'], { encoding: 'utf8' });
-    expect(zero.status).to.equal(2);
+  // Refused before anything starts, so in-process (support/cli.ts).
+  it('refuses a bad worker count, and a ledger the workers could not share', async () => {
+    const zero = await junction('serve', '--config', config(), '--workers', '0');
+    expect(zero.code).to.equal(2);
     expect(zero.stderr).to.match(/--workers must be an integer from 1 to 256 or "auto", got "0"/);
     const file = path.join(dir, 'memory.yaml');
     writeFileSync(file, 'storage: { url: "sqlite://:memory:" }\nlog: { level: silent }\n');
-    const memory = spawnSync(process.execPath, [BIN, 'serve', '--config', file, '--workers', '2'], { encoding: 'utf8' });
-    expect(memory.status).to.equal(2);
+    const memory = await junction('serve', '--config', file, '--workers', '2');
+    expect(memory.code).to.equal(2);
     expect(memory.stderr).to.match(/--workers needs a shared store: sqlite:\/\/:memory:/);
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { inTurn } from '../support/fake-upstream.ts';
 import { useUpstreamAndGateway } from '../support/gateway.ts';
+import { TestClock } from '../support/clock.ts';
 import { COMBOS, TIMERS, endsInBandError, errorReply, rawCall, resilienceConfig, sdkStream, streamOf } from '../support/resilience.ts';
 
 const messagesNative = COMBOS[0]!;
@@ -105,7 +106,9 @@ describe('failover: fallbacks, keepalives, circuit breakers', () => {
   });
 
   describe('circuit breaker', () => {
-    const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 0, backoff_ms: 10, circuit_breaker: { failures: 2, cooldown_s: 0.5 }'));
+    // Cool-downs on a test clock: moved on exactly, not slept through (issue #12).
+    const clock = new TestClock();
+    const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 0, backoff_ms: 10, circuit_breaker: { failures: 2, cooldown_s: 0.5 }'), { clock });
 
     it('skips a failing primary for the cooldown, then probes it again and returns to it', async () => {
       let primaryUp = false;
@@ -117,9 +120,14 @@ describe('failover: fallbacks, keepalives, circuit breakers', () => {
       env.upstream.script((req) => (req.json()['model'] === 'primary' && !primaryUp ? errorReply('messages', 500) : undefined));
       expect((await rawCall(env.gw.url, messagesNative, false, 'claude-fb')).status).to.equal(200);
       expect(env.upstream.requests.map((r) => r.json()['model'])).to.deep.equal(['backup']);
-      // After the cooldown a probe goes to the recovered primary, which closes the breaker.
+      // Still open 1 ms before the cooldown ends.
       primaryUp = true;
-      await new Promise((r) => setTimeout(r, 550));
+      clock.advance(499);
+      env.upstream.reset();
+      expect((await rawCall(env.gw.url, messagesNative, false, 'claude-fb')).status).to.equal(200);
+      expect(env.upstream.requests.map((r) => r.json()['model'])).to.deep.equal(['backup']);
+      // After the cooldown a probe goes to the recovered primary, which closes the breaker.
+      clock.advance(1);
       env.upstream.reset();
       expect((await rawCall(env.gw.url, messagesNative, false, 'claude-fb')).status).to.equal(200);
       expect((await rawCall(env.gw.url, messagesNative, false, 'claude-fb')).status).to.equal(200);

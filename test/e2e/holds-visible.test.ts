@@ -1,17 +1,15 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { call, KEYS, LogCapture, MESSAGES_HEADERS } from '../support/gateway.ts';
 import { limiterBackends } from '../support/services.ts';
+import { junction } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/junction.js', import.meta.url));
 const ADMIN = 'adm-0123456789abcdefghijklmnop';
 type Json = Record<string, unknown>;
 
@@ -88,14 +86,8 @@ ${backend.yaml()}`,
       const heldOnBalance = async (): Promise<unknown> =>
         (await call(`${url}/v1/balance`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).json()['held_usd'];
       const heldOnCli = async (): Promise<string | undefined> => {
-        const out = await new Promise<string>((resolve) => {
-          const child = spawn(process.execPath, [BIN, 'keys', 'list', '--config', file]);
-          let stdout = '';
-          child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-          child.stderr.resume();
-          child.on('close', () => resolve(stdout));
-        });
-        const [header, ...rows] = out.trim().split('\n');
+        const { stdout } = await junction('keys', 'list', '--config', file);
+        const [header, ...rows] = stdout.trim().split('\n');
         const column = header?.split(/\s{2,}/).indexOf('HELD') ?? -1;
         return rows.find((r) => r.startsWith('alice '))?.split(/\s{2,}/)[column];
       };

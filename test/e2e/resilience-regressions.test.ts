@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inTurn } from '../support/fake-upstream.ts';
 import { KEYS, startGateway, TEST_DIR, useUpstreamAndGateway, type TestGateway } from '../support/gateway.ts';
+import { TestClock } from '../support/clock.ts';
 import { COMBOS, errorReply, headersOf, pathOf, rawCall, requestBody, resilienceConfig, sdkStream, streamOf, TIMERS } from '../support/resilience.ts';
 import path from 'node:path';
 
@@ -93,7 +94,9 @@ describe('resilience regressions', () => {
   });
 
   describe('many attempts on one request', () => {
-    const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 10, backoff_ms: 1, circuit_breaker: { failures: 1000 }'));
+    // Ten back-offs per route, doubling from 1 ms: on a test clock they cost nothing (issue #12).
+    const clock = new TestClock();
+    const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 10, backoff_ms: 1, circuit_breaker: { failures: 1000 }'), { clock });
 
     it('many native attempts on one request leave no listeners behind (no MaxListenersExceededWarning)', async () => {
       const warnings: string[] = [];
@@ -102,6 +105,7 @@ describe('resilience regressions', () => {
       env.upstream.script(() => errorReply('messages', 500));
       await rawCall(env.gw.url, messagesNative, false, 'claude-fb'); // 22 attempts on one client request
       expect(env.upstream.requests.length).to.equal(22);
+      expect(clock.sleeps).to.have.length(20);
       await new Promise((r) => setTimeout(r, 100));
       process.off('warning', onWarning);
       expect(warnings).to.deep.equal([]);
@@ -121,19 +125,24 @@ describe('resilience regressions', () => {
   });
 
   describe('half-open probes', () => {
-    const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 0, backoff_ms: 10, circuit_breaker: { failures: 1, cooldown_s: 0.3 }'));
+    // The cool-down on a test clock, moved on exactly (issue #12).
+    const clock = new TestClock();
+    const env = useUpstreamAndGateway((url) => resilienceConfig(url, 'retries: 0, backoff_ms: 10, circuit_breaker: { failures: 1, cooldown_s: 0.3 }'), { clock });
 
     it('a probe that got a healthy stream reopens the route at once, not when its stream ends', async () => {
       env.upstream.script(() => errorReply('messages', 500));
       await rawCall(env.gw.url, messagesNative, false);
-      await new Promise((r) => setTimeout(r, 350));
+      clock.advance(300);
       env.upstream.script((req) => (req.json()['stream'] === true ? { sse: streamOf('messages'), eventDelayMs: 200 } : undefined));
-      const probe = rawCall(env.gw.url, messagesNative, true);
-      await new Promise((r) => setTimeout(r, 400));
+      const probe = await fetch(`${env.gw.url}${pathOf(messagesNative)}`, { method: 'POST', headers: headersOf(messagesNative), body: JSON.stringify(requestBody(messagesNative, true)) });
+      // The probe's stream has begun (its first bytes are here), and goes on for 1.6 s more.
+      const reader = probe.body?.getReader();
+      expect((await reader?.read())?.done).to.equal(false);
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await rawCall(env.gw.url, messagesNative, false)).status);
-      expect((await probe).status).to.equal(200);
+      expect(probe.status).to.equal(200);
       expect(statuses).to.deep.equal([200, 200, 200]);
+      await reader?.cancel();
     });
   });
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import { inTurn } from '../support/fake-upstream.ts';
 import { useUpstreamAndGateway } from '../support/gateway.ts';
+import { TestClock } from '../support/clock.ts';
 import {
   COMBOS,
   TIMERS,
@@ -24,7 +25,9 @@ import {
  * stall is caught within its timer, and retries happen only before the client got anything.
  */
 describe('resilience: upstream faults in both formats, native and translated', () => {
-  const env = useUpstreamAndGateway((url) => resilienceConfig(url));
+  // Retry waits on a test clock: asserted exactly, and not waited out in real time (issue #12).
+  const clock = new TestClock();
+  const env = useUpstreamAndGateway((url) => resilienceConfig(url), { clock });
 
   for (const combo of COMBOS) {
     describe(combo.name, () => {
@@ -65,10 +68,9 @@ describe('resilience: upstream faults in both formats, native and translated', (
 
       it('429 with retry-after: waits it out and retries, then succeeds', async () => {
         env.upstream.script(inTurn(errorReply(combo.upstream, 429, { 'retry-after': '1' }), { sse: streamOf(combo.upstream) }));
-        const start = performance.now();
         const sdk = await sdkStream(env.gw.url, combo);
         expect(sdk.ok, String(!sdk.ok && sdk.error)).to.equal(true);
-        expect(performance.now() - start).to.be.at.least(950);
+        expect(clock.sleeps).to.deep.equal([1000]);
         expect(env.upstream.requests.length).to.equal(2);
       });
 
@@ -81,6 +83,7 @@ describe('resilience: upstream faults in both formats, native and translated', (
         if (combo.surface === 'messages') expect(body['error']?.type).to.equal('rate_limit_error');
         else expect(body['error']).to.be.an('object');
         expect(env.upstream.requests.length).to.equal(2);
+        expect(clock.sleeps).to.deep.equal([1000]);
       });
 
       it('persistent 529: retried, then the overloaded status reaches the SDK', async () => {
@@ -89,6 +92,9 @@ describe('resilience: upstream faults in both formats, native and translated', (
         expect(sdk.ok).to.equal(false);
         expect((sdk as { error: { status?: number } }).error.status).to.equal(529);
         expect(env.upstream.requests.length).to.equal(2);
+        // No retry-after: the configured back-off (20 ms, jittered ±20%).
+        expect(clock.sleeps).to.have.length(1);
+        expect(clock.sleeps[0]).to.be.within(16, 24);
       });
 
       it('500 then success on the fallback route', async () => {

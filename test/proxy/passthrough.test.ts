@@ -11,9 +11,12 @@ import {
   startGateway,
   useUpstreamAndGateway,
 } from '../support/gateway.ts';
+import { TestClock } from '../support/clock.ts';
 
 describe('native passthrough', () => {
-  const env = useUpstreamAndGateway();
+  // Retry waits on a test clock: a retry-after of 7 s is waited out at once, and asserted (issue #12).
+  const clock = new TestClock();
+  const env = useUpstreamAndGateway(undefined, { clock });
 
   describe('request bytes', () => {
     // Odd but valid JSON: spacing, key order, escapes, non-ASCII. None of it may change.
@@ -192,6 +195,9 @@ describe('native passthrough', () => {
         expect(res.text).to.equal(body);
         expect(res.headers.get('retry-after')).to.equal('7');
         expect(res.headers.has('set-cookie')).to.equal(false);
+        // A 400 is never retried; the others are retried once (routing.retries), after the 7 s asked for.
+        expect(env.upstream.requests).to.have.length(status === 400 ? 1 : 2);
+        expect(clock.sleeps).to.deep.equal(status === 400 ? [] : [7000]);
       });
     }
 
@@ -241,7 +247,7 @@ describe('native passthrough', () => {
       await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
       const port = (closed.address() as { port: number }).port;
       await new Promise<void>((r) => closed.close(() => r()));
-      const dead = await startGateway(standardConfig(`http://127.0.0.1:${port}`));
+      const dead = await startGateway(standardConfig(`http://127.0.0.1:${port}`), { clock });
       try {
         const m = await call(`${dead.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-same', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] } });
         expect(m.status).to.equal(502);

@@ -22,7 +22,9 @@ describe('SSE writer', () => {
     const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
     socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
     socket.pause();
-    await new Promise((r) => setTimeout(r, 1000));
+    // Unbounded, the producer queues all 60 MB within a few turns of the event loop (it needs no
+    // I/O); a quarter of a second is long enough to see it, and for a bounded one to fill the kernel.
+    await new Promise((r) => setTimeout(r, 250));
     const accepted = produced;
     socket.destroy();
     server.close();

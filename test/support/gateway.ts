@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
+import type { Clock } from '../../src/util/clock.ts';
+import { TestClock } from './clock.ts';
 
 /** Keys used across the tests. Long enough for the config's 16-character minimum. */
 export const KEYS = {
@@ -116,16 +118,20 @@ export interface TestGateway {
   requestLogs(n?: number): Promise<Record<string, unknown>[]>;
 }
 
-export async function startGateway(
-  yaml: string,
-  options: { env?: NodeJS.ProcessEnv; dir?: string } = {},
-): Promise<TestGateway> {
+export interface GatewayTestOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly dir?: string;
+  /** The gateway's clock for retry waits and breaker cool-downs (support/clock.ts); the system's by default. */
+  readonly clock?: Clock;
+}
+
+export async function startGateway(yaml: string, options: GatewayTestOptions = {}): Promise<TestGateway> {
   const file = path.join(options.dir ?? TEST_DIR, 'gateway.test.yaml');
   // Each test gateway gets its own ledger unless the test names one.
   const isolated = /^storage:/m.test(yaml) ? yaml : `${yaml}\nstorage: { url: "sqlite://:memory:" }\n`;
   const config = parseConfig(isolated, file, options.env ?? {});
   const logs = new LogCapture();
-  const gateway = await createGateway(config, { logDestination: logs });
+  const gateway = await createGateway(config, { logDestination: logs, ...(options.clock && { clock: options.clock }) });
   const address = await gateway.listen('127.0.0.1', 0);
   return {
     url: `http://127.0.0.1:${address.port}`,
@@ -162,7 +168,7 @@ export const CHAT_HEADERS = { authorization: `Bearer ${KEYS.alice}` } as const;
  */
 export function useUpstreamAndGateway(
   yaml: (upstreamUrl: string) => string = (url) => standardConfig(url),
-  options: { env?: NodeJS.ProcessEnv; dir?: string } = {},
+  options: GatewayTestOptions = {},
 ): { readonly upstream: FakeUpstream; readonly gw: TestGateway } {
   let upstream: FakeUpstream | undefined;
   let gw: TestGateway | undefined;
@@ -174,7 +180,10 @@ export function useUpstreamAndGateway(
     await gw?.close();
     await upstream?.close();
   });
-  afterEach(() => upstream?.reset());
+  afterEach(() => {
+    upstream?.reset();
+    if (options.clock instanceof TestClock) options.clock.reset();
+  });
   const started = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('used before the before() hook ran');
     return value;

@@ -7,6 +7,8 @@ export interface ServedProcess {
   readonly child: ChildProcess;
   readonly url: string;
   stderr(): string;
+  /** Resolves once the process has written a line matching `pattern` to stderr (now or later). */
+  saidOnStderr(pattern: RegExp): Promise<void>;
 }
 
 /**
@@ -30,7 +32,18 @@ export function serveProcess(file: string, args: readonly string[] = [], startMs
       const match = /junction(?::)? listening on (http:\/\/\S+)/.exec(stderr);
       if (match?.[1]) {
         clearTimeout(timer);
-        resolve({ child, url: match[1], stderr: () => stderr });
+        const saidOnStderr = (pattern: RegExp): Promise<void> =>
+          new Promise((said) => {
+            const check = (): void => {
+              if (!pattern.test(stderr)) return;
+              child.stderr.off('data', onData);
+              said();
+            };
+            const onData = (): void => void setImmediate(check);
+            child.stderr.on('data', onData);
+            check();
+          });
+        resolve({ child, url: match[1], stderr: () => stderr, saidOnStderr });
       }
     });
     child.on('exit', (code) => {

@@ -1,0 +1,38 @@
+/**
+ * Time as the gateway's deliberate waits see it: retry back-offs, `retry-after`, circuit-breaker
+ * cool-downs. The system clock in production. Tests inject one whose sleeps resolve at once and
+ * move its time on, so that a `retry-after: 7` costs nothing and the wait asked for can be asserted
+ * exactly (issue #12: `npm test` spent minutes waiting on real timers). Upstream timeouts stay on
+ * real timers: they race real sockets.
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale. */
+  now(): number;
+  /** Resolves after `ms`, or at once when `cancel` aborts. */
+  sleep(ms: number, cancel?: Cancellable): Promise<void>;
+}
+
+/** What a sleep can be cut short by (routing/cancellation.ts). */
+export interface Cancellable {
+  readonly aborted: boolean;
+  onAbort(handler: () => void): () => void;
+}
+
+export const SYSTEM_CLOCK: Clock = {
+  now: () => performance.now(),
+  sleep: (ms, cancel) =>
+    new Promise((resolve) => {
+      if (cancel?.aborted) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(() => {
+        stop?.();
+        resolve();
+      }, ms);
+      const stop = cancel?.onAbort(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    }),
+};
