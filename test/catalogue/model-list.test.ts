@@ -56,7 +56,8 @@ describe('GET /v1/models: pricing and supported_parameters', () => {
 
   it("takes the YAML's list over the derived one, and the plugin's declared list over the derived one", () => {
     expect(params('o-mini')).to.deep.equal(['max_tokens', 'reasoning_effort', 'tools', 'tool_choice', 'response_format']);
-    expect(params('demo')).to.deep.equal(['max_tokens']);
+    // The demo honours max_tokens and a forced tool choice (issue #12).
+    expect(params('demo')).to.deep.equal(['max_tokens', 'tools', 'tool_choice']);
   });
 
   it('the converter list matches what it really carries: each listed parameter reaches the Messages request', () => {
@@ -94,7 +95,7 @@ describe('GET /v1/models: pricing and supported_parameters', () => {
     expect(await ids('supported_parameters=top_k')).to.deep.equal(['claude-sonnet-4-6', 'claude-same', 'or-claude']);
     expect(await ids('supported_parameters=reasoning_effort,seed')).to.deep.equal(['gpt-4o', 'gpt-same']);
     expect(await ids('supported_parameters=tools&limit=2')).to.deep.equal(['claude-sonnet-4-6', 'claude-same']);
-    expect(await ids('supported_parameters=tools', KEYS.restricted)).to.deep.equal(['gpt-4o', 'gpt-same']);
+    expect(await ids('supported_parameters=tools', KEYS.restricted)).to.deep.equal(['gpt-4o', 'gpt-same', 'demo']);
   });
 
   it('GET /v1/models/{id} shows the same entry', async () => {

@@ -1,8 +1,9 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { FakeUpstream, FIXTURES } from '../support/fake-upstream.ts';
 import { serveProcess, stopProcess, type ServedProcess } from '../support/serve-process.ts';
 import { limiterBackends } from '../support/services.ts';
@@ -48,7 +49,7 @@ ${extra}`,
   };
   /** The ledger file, read as another process would. */
   const ledger = <T>(read: (db: Database.Database) => T): T => {
-    const db = new Database(path.join(dir, 'ledger.db'), { readonly: true });
+    const db = openDatabase(path.join(dir, 'ledger.db'), { readonly: true });
     try {
       return read(db);
     } finally {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { usdToPico } from '../../src/billing/money.ts';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
@@ -11,7 +11,7 @@ const file = (): string => path.join(mkdtempSync(path.join(tmpdir(), 'junction-g
 
 describe('group commit (issue #6)', () => {
   it('runs a turn’s writes in arrival order, and a write that throws rolls back only itself', async () => {
-    const db = new Database(':memory:');
+    const db = openDatabase(':memory:');
     db.exec('CREATE TABLE t (n INTEGER)');
     const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
     const write = (n: number, fail = false) =>
@@ -29,12 +29,12 @@ describe('group commit (issue #6)', () => {
 
   it('answers nobody until the commit, and fails the whole batch when the commit cannot happen', async () => {
     const where = file();
-    const db = new Database(where);
+    const db = openDatabase(where);
     db.pragma('journal_mode = WAL');
     db.pragma('busy_timeout = 0');
     db.exec('CREATE TABLE t (n INTEGER)');
     // Another connection (another process, in production) holds the write lock.
-    const other = new Database(where);
+    const other = openDatabase(where);
     other.exec('BEGIN IMMEDIATE');
     const group = new GroupCommit(db);
     let answered = false;

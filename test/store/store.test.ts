@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { usdToPico } from '../../src/billing/money.ts';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
@@ -254,7 +254,7 @@ for (const backend of BACKENDS) {
 describe('store (SQLite file)', () => {
   it('migrates a version-2 file to version 3, keeping its keys and rpm and adding tpm and concurrency', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
-    const old = new Database(file);
+    const old = openDatabase(file);
     old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
       old.exec(migration.sql);

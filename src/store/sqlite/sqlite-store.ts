@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { MAX_BALANCE, picoToUsdText, type Pico } from '../../billing/money.ts';
@@ -16,6 +16,7 @@ import {
   type Store,
   type UsageQuery,
 } from '../store.ts';
+import { openDatabase } from './database.ts';
 import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
@@ -37,7 +38,7 @@ export class SqliteStore implements Store {
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-    this.#db = new Database(file);
+    this.#db = openDatabase(file);
     this.#db.defaultSafeIntegers(true);
     // busy_timeout first: switching a new file to WAL takes a lock another process may hold.
     this.#db.pragma('busy_timeout = 5000');
