@@ -74,14 +74,23 @@ export async function countInputTokens(format: 'messages' | 'chat', request: Jso
 }
 
 /**
- * Loads the tokenizer's tables (about 200 ms) so the first request does not wait for them, and
- * warms the worker thread in the background. Both live as long as the process: the thread is
- * unref'd, so it never keeps the process alive, and gateways started one after another in one
- * process (the tests) share it rather than pay its start-up each time.
+ * Loads the tokenizer's tables (about 200 ms) so the first request does not wait for them. The
+ * worker thread is not started here: it costs about 0.8 s of CPU, and a gateway that never sees a
+ * long request never needs it (issue #12: every process a test or `--workers` starts paid for it).
+ * The first long request starts it and is counted on the event loop meanwhile (countTexts).
  */
 export async function loadTokenizer(): Promise<void> {
-  thread.warm();
   await inlineCounter();
+}
+
+/** Starts the worker thread and resolves once it counts (tests, to measure it warm). */
+export function warmTokenizerThread(): Promise<void> {
+  return thread.warm();
+}
+
+/** Whether the worker thread runs yet, and has loaded the tokenizer: for tests. */
+export function tokenizerThreadState(): 'not started' | 'starting' | 'ready' {
+  return thread.ready ? 'ready' : thread.started ? 'starting' : 'not started';
 }
 
 /** How many texts' counts are remembered, and how many characters they hold: for tests. */
@@ -105,6 +114,12 @@ async function countTexts(texts: readonly string[]): Promise<number[]> {
   const count = await inlineCounter();
   const chars = texts.reduce((sum, t) => sum + t.length, 0);
   if (chars <= INLINE_LIMIT) return texts.map((t) => count(t));
+  if (!thread.ready) {
+    // The thread starts with the first long request; until it has loaded (under a second), long
+    // texts are counted here: a few milliseconds each, rather than a wait for the thread.
+    void thread.warm();
+    return texts.map((t) => count(t));
+  }
   try {
     return await thread.count(texts);
   } catch {

@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { readdirSync, readFileSync } from 'node:fs';
-import { countInputTokens, limitRemembered, rememberedCounts, rememberedSize } from '../../src/usage/token-count.ts';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { countInputTokens, limitRemembered, rememberedCounts, rememberedSize, warmTokenizerThread } from '../../src/usage/token-count.ts';
 
 let scopes = 0;
 /** Each call in its own scope, so nothing is remembered from an earlier one unless a test says so. */
@@ -47,6 +51,7 @@ describe('count_tokens by tokenizer', () => {
   });
 
   it('counts a 150 KB request on the worker within 1% of one tokenizer pass over all its text', async () => {
+    await warmTokenizerThread();
     const request = big();
     expect(JSON.stringify(request).length).to.be.within(140_000, 170_000);
     const counted = await countMessagesTokens(request);
@@ -107,8 +112,7 @@ describe('count_tokens by tokenizer', () => {
   });
 
   it('keeps the event loop free while it counts large requests', async () => {
-    const request = big();
-    await countMessagesTokens(request); // start the worker outside the measurement
+    await warmTokenizerThread(); // start the worker outside the measurement
     // A 1 ms interval records the longest stretch without a turn of the event loop.
     let last = performance.now();
     let longestGap = 0;
@@ -133,7 +137,7 @@ describe('count_tokens by tokenizer', () => {
   // The worker and the event loop may share a core (a container with one CPU, or the bench's
   // pinning): the loop must win it (issue #6). Linux only: elsewhere threads have no nice value.
   (process.platform === 'linux' ? it : it.skip)('runs the tokenizer thread at the lowest priority, the event loop at its own', async () => {
-    await countMessagesTokens(big(200)); // the worker is up and has counted
+    await warmTokenizerThread(); // the worker is up and has counted
     const niceOf = (task: string): number => {
       const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
       return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
@@ -142,5 +146,31 @@ describe('count_tokens by tokenizer', () => {
     const nice = tasks.map(niceOf);
     expect(nice.filter((n) => n === 19)).to.have.length(1);
     expect(niceOf(String(process.pid))).to.equal(0);
+  });
+
+  // Issue #12: the thread cost every process about 0.8 s of CPU at start-up, needed or not.
+  it('starts the thread with the first long request, which is counted at once rather than waiting for it', () => {
+    const module = fileURLToPath(new URL('../../src/usage/token-count.ts', import.meta.url));
+    const fixture = fileURLToPath(new URL('../fixtures/claude-code/claude-code-request.json', import.meta.url));
+    const script = `
+      const { readFileSync } = await import('node:fs');
+      const t = await import(${JSON.stringify(module)});
+      await t.loadTokenizer();
+      const states = [t.tokenizerThreadState()];
+      const request = JSON.parse(readFileSync(${JSON.stringify(fixture)}, 'utf8'));
+      const first = await t.countInputTokens('messages', request, 'a');
+      states.push(t.tokenizerThreadState());
+      const alive = setInterval(() => undefined, 1000); // the thread is unref'd: it keeps no process alive
+      await t.warmTokenizerThread();
+      states.push(t.tokenizerThreadState());
+      const again = await t.countInputTokens('messages', request, 'b');
+      clearInterval(alive);
+      console.log(JSON.stringify({ states, same: first === again }));`;
+    // A file, not -e: the worker thread inherits the process's flags, and --input-type would stop it.
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-tokenizer-')), 'first-long.mjs');
+    writeFileSync(file, script);
+    const child = spawnSync(process.execPath, ['--import', 'tsx/esm', file], { encoding: 'utf8' });
+    expect(child.status, child.stderr).to.equal(0);
+    expect(JSON.parse(child.stdout)).to.deep.equal({ states: ['not started', 'starting', 'ready'], same: true });
   });
 });
