@@ -102,7 +102,7 @@ models:
     const missing = await junction('check-config', 'no/such/file.yaml');
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.equal('no/such/file.yaml: 1 problem\ncannot read the file: ENOENT\n');
-    const noArg = await run(['serve']);
+    const noArg = await junction('serve');
     expect(noArg.code).to.equal(2);
     expect(noArg.stderr).to.match(/^junction: serve needs --config <file>\n/);
     const unknown = await junction('frobnicate');

@@ -29,6 +29,7 @@ describe('serve --workers', function () {
   });
   afterEach(async () => {
     upstream.script(undefined);
+    // A test's own group (the group describe below keeps its own until its end).
     if (served) await stopProcess(served, 'SIGKILL');
     served = undefined;
   });
@@ -58,22 +59,75 @@ ${extra}`,
   };
   const alivePids = (): number[] => ledger((db) => (db.prepare('SELECT pid FROM instances ORDER BY pid').all() as { pid: number }[]).map((r) => Number(r.pid)));
 
-  it('serves from two workers on one port, both registered on the one ledger', async () => {
-    served = await serveProcess(config(), ['--workers', '2']);
-    const statuses = await Promise.all(Array.from({ length: 20 }, async () => (await ask(served!.url)).status));
-    expect(statuses.every((s) => s === 200)).to.equal(true);
-    const pids = alivePids();
-    expect(pids).to.have.length(2);
-    expect(new Set(pids).size).to.equal(2);
-    expect(pids).not.to.include(served.child.pid);
-    // Each request is settled just after its answer ends: allow the last ones a moment.
-    let rows = { n: 0 };
-    for (let i = 0; i < 100 && rows.n < 20; i++) {
-      rows = ledger((db) => db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number });
-      if (rows.n < 20) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(rows).to.deep.equal({ n: 20 });
-    if (!redis) expect(served.stderr()).to.match(/no redis configured: each of the 2 workers enforces rate limits on its own/);
+  // One group of two workers through its life, start to drain: each process start costs about
+  // 2 s of CPU, so the group is shared by these tests (issue #12), which run in this order.
+  describe('one group, from start to drain', () => {
+    let groupDir: string;
+    let group: ServedProcess | undefined;
+    const served = (): ServedProcess => {
+      if (!group) throw new Error('the group did not start');
+      return group;
+    };
+    before(async () => {
+      groupDir = dir = mkdtempSync(path.join(tmpdir(), 'junction-workers-'));
+      group = await serveProcess(config(), ['--workers', '2']);
+    });
+    beforeEach(() => {
+      dir = groupDir;
+    });
+    after(async () => {
+      if (group) await stopProcess(group, 'SIGKILL');
+    });
+
+    it('serves from two workers on one port, both registered on the one ledger', async () => {
+      const statuses = await Promise.all(Array.from({ length: 20 }, async () => (await ask(served().url)).status));
+      expect(statuses.every((s) => s === 200)).to.equal(true);
+      const pids = alivePids();
+      expect(pids).to.have.length(2);
+      expect(new Set(pids).size).to.equal(2);
+      expect(pids).not.to.include(served().child.pid);
+      // Each request is settled just after its answer ends: allow the last ones a moment.
+      let rows = { n: 0 };
+      for (let i = 0; i < 100 && rows.n < 20; i++) {
+        rows = ledger((db) => db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number });
+        if (rows.n < 20) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(rows).to.deep.equal({ n: 20 });
+      if (!redis) expect(served().stderr()).to.match(/no redis configured: each of the 2 workers enforces rate limits on its own/);
+    });
+
+    it('replaces a worker killed mid-stream, and the replacement settles the hold it left', async () => {
+      upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), eventDelayMs: 5000 }));
+      const streaming = await ask(served().url, true);
+      const inFlight = streaming.headers.get('x-request-id')!;
+      await streaming.body!.getReader().read();
+      upstream.script(undefined);
+      // The worker holding the stream, found through its hold.
+      const pid = ledger((db) => (db.prepare('SELECT pid FROM instances JOIN holds ON holds.instance = instances.id').get() as { pid: number }).pid);
+      process.kill(Number(pid), 'SIGKILL');
+      await served().saidOnStderr(/starting a replacement/);
+      expect(served().stderr()).to.match(new RegExp(`worker ${pid} exited \\(SIGKILL\\); starting a replacement`));
+      // The replacement reconciles before it serves: once it says it serves, the hold is settled.
+      await served().saidOnStderr(/(junction worker \d+ serving[^]*){3}/);
+      const row = ledger((db) => db.prepare('SELECT outcome, estimated FROM ledger WHERE request_id = ?').get(inFlight));
+      expect(row).to.deep.equal({ outcome: 'interrupted', estimated: 1 });
+      expect(ledger((db) => db.prepare('SELECT held FROM keys').get())).to.deep.equal({ held: 0 });
+      expect((await ask(served().url)).status).to.equal(200);
+      expect(alivePids()).to.have.length(2);
+    });
+
+    it('drains on SIGTERM: a stream in flight ends whole, then every process exits 0', async () => {
+      upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), eventDelayMs: 150 }));
+      const streaming = await ask(served().url, true);
+      const reader = streaming.body!.getReader();
+      await reader.read();
+      const exited = stopProcess(served(), 'SIGTERM');
+      let text = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += Buffer.from(chunk.value).toString();
+      expect(text).to.contain('event: message_stop');
+      expect(await exited).to.equal(0);
+      expect(served().stderr()).to.match(/SIGTERM received, draining 2 workers/);
+    });
   });
 
   (redis ? it : it.skip)('shares one rpm limit between the workers through Redis', async () => {
@@ -85,44 +139,6 @@ ${extra}`,
       statuses.push(res.status);
     }
     expect(statuses).to.deep.equal([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
-  });
-
-  it('replaces a worker killed mid-stream, and the replacement settles the hold it left', async () => {
-    served = await serveProcess(config(), ['--workers', '2']);
-    upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), eventDelayMs: 5000 }));
-    const streaming = await ask(served.url, true);
-    const inFlight = streaming.headers.get('x-request-id')!;
-    await streaming.body!.getReader().read();
-    upstream.script(undefined);
-    // The worker holding the stream, found through its hold.
-    const pid = ledger((db) => (db.prepare('SELECT pid FROM instances JOIN holds ON holds.instance = instances.id').get() as { pid: number }).pid);
-    process.kill(Number(pid), 'SIGKILL');
-    for (let i = 0; i < 200 && !/starting a replacement/.test(served.stderr()); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(served.stderr()).to.match(new RegExp(`worker ${pid} exited \\(SIGKILL\\); starting a replacement`));
-    // The replacement reconciles at start-up: poll until the hold is settled.
-    let row: { outcome: string; estimated: number } | undefined;
-    for (let i = 0; i < 200 && row === undefined; i++) {
-      row = ledger((db) => db.prepare('SELECT outcome, estimated FROM ledger WHERE request_id = ?').get(inFlight) as typeof row);
-      if (row === undefined) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(row).to.deep.equal({ outcome: 'interrupted', estimated: 1 });
-    expect(ledger((db) => db.prepare('SELECT held FROM keys').get())).to.deep.equal({ held: 0 });
-    expect((await ask(served.url)).status).to.equal(200);
-    expect(alivePids()).to.have.length(2);
-  });
-
-  it('drains on SIGTERM: a stream in flight ends whole, then every process exits 0', async () => {
-    served = await serveProcess(config(), ['--workers', '2']);
-    upstream.script(() => ({ sse: FIXTURES.anthropicTextSse(), eventDelayMs: 150 }));
-    const streaming = await ask(served.url, true);
-    const reader = streaming.body!.getReader();
-    await reader.read();
-    const exited = stopProcess(served, 'SIGTERM');
-    let text = '';
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += Buffer.from(chunk.value).toString();
-    expect(text).to.contain('event: message_stop');
-    expect(await exited).to.equal(0);
-    expect(served.stderr()).to.match(/SIGTERM received, draining 2 workers/);
   });
 
   // Refused before anything starts, so in-process (support/cli.ts).

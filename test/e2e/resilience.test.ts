@@ -128,7 +128,8 @@ describe('resilience: upstream faults in both formats, native and translated', (
       });
 
       it('a slow reader gets backpressure: the upstream is paused, not buffered without bound', async () => {
-        const spec = { events: 30000, bytes: 2000, format: combo.upstream } as { events: number; bytes: number; format: 'messages' | 'chat'; written?: number };
+        // 60 MB in 3,000 events of 20 KB: the same bytes as 30,000 of 2 KB at a tenth of the per-event work.
+        const spec = { events: 3000, bytes: 20000, format: combo.upstream } as { events: number; bytes: number; format: 'messages' | 'chat'; written?: number };
         env.upstream.script(() => ({ flood: spec }));
         const { res, done } = await openPaused(env.gw.url, combo);
         await new Promise((r) => setTimeout(r, 1000));
