@@ -268,6 +268,15 @@ export const ERR = {
       message: `every route of model "${model}" is failing and paused; retry in ${retryAfterS} s`,
       headers: { 'retry-after': String(retryAfterS) },
     }),
+  // Redis holds fail closed (issue #7); a Redis that did not answer is not the client's fault (issue #12).
+  holdUnavailable: () =>
+    new GatewayError({
+      status: 503,
+      code: 'GW_ERR_HOLD_UNAVAILABLE',
+      type: 'overloaded_error',
+      message: 'the balance could not be checked in time; nothing was sent or charged, retry shortly',
+      headers: { 'retry-after': '1' },
+    }),
   shuttingDown: () =>
     new GatewayError({
       status: 503,

@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { interruptedEntry, type HoldSpec, type LedgerEntry, type ReserveResult, type SettleResult, type Store } from '../store/store.ts';
 import type { Holds } from './holds.ts';
+import { ERR } from '../errors.ts';
+import { deadline } from '../store/redis-connection.ts';
 
 /**
  * Balance holds shared through Redis (issue #7). The ledger (the store) stays the truth for money:
@@ -108,8 +110,8 @@ export class RedisHolds implements Holds {
     const amount = ceilNano(hold.amount);
     const record = [amount, hold.instanceId, hold.inputCost, Date.now(), hold.model, hold.provider].join('|');
     for (let attempt = 0; attempt < 2; attempt++) {
-      // Fails closed: if Redis cannot answer, the request is refused (the error middleware's 500).
-      const [state, free] = await this.#redis.jctHoldTake(balance, holds, hold.requestId, String(amount), record);
+      // Fails closed: if Redis cannot answer, the request is refused with 503 (#take).
+      const [state, free] = await this.#take(balance, holds, hold.requestId, String(amount), record);
       if (state === 1) return { ok: true };
       if (state === 0) return { ok: false, available: BigInt(free) * NANO };
       await this.#seed(hold.keyId);
@@ -119,6 +121,21 @@ export class RedisHolds implements Holds {
 
   heldOutsideStore(keyIds: readonly number[]): Promise<ReadonlyMap<number, bigint>> {
     return redisHeld(this.#redis, this.#options.prefix, keyIds);
+  }
+
+  /**
+   * One hold script. If Redis does not answer (in time, or at all), whether the hold was taken is
+   * unknown: it is released (a release of a hold not taken changes nothing), and the request is
+   * refused with 503, never sent upstream unheld (fail closed).
+   */
+  async #take(balance: string, holds: string, requestId: string, amount: string, record: string): Promise<[number, string]> {
+    try {
+      return await deadline(this.#redis.jctHoldTake(balance, holds, requestId, amount, record));
+    } catch (err) {
+      this.#options.log.error({ req_id: requestId, err: errText(err) }, 'redis hold failed; the request is refused');
+      this.#redis.jctHoldRelease(balance, holds, requestId, '0').catch(() => undefined); // the reconciler heals what this misses
+      throw ERR.holdUnavailable();
+    }
   }
 
   async settled(entry: LedgerEntry, result: SettleResult): Promise<void> {
@@ -139,7 +156,7 @@ export class RedisHolds implements Holds {
     for (const holdsKey of await this.#scan(`${this.#options.prefix}hh:*`)) {
       const keyId = Number(/\{(\d+)\}$/.exec(holdsKey)?.[1]);
       if (!Number.isInteger(keyId)) continue;
-      const records = await this.#redis.hgetall(holdsKey);
+      const records = await deadline(this.#redis.hgetall(holdsKey));
       for (const [requestId, record] of Object.entries(records)) {
         const [amount, instance, inputCost, at, model, provider] = record.split('|');
         if (amount === undefined || instance === undefined) continue;
@@ -165,11 +182,11 @@ export class RedisHolds implements Holds {
     for (const balanceKey of await this.#scan(`${this.#options.prefix}hb:*`)) {
       const keyId = Number(/\{(\d+)\}$/.exec(balanceKey)?.[1]);
       if (!Number.isInteger(keyId)) continue;
-      const gen = await this.#redis.hget(balanceKey, 'gen');
+      const gen = await deadline(this.#redis.hget(balanceKey, 'gen'));
       const key = await this.#store.keyById(keyId);
       if (gen === null || key === undefined) continue;
       const [balance, holds] = this.#keys(keyId);
-      await this.#redis.jctHoldResync(balance, holds, gen, availOf(key.balance));
+      await deadline(this.#redis.jctHoldResync(balance, holds, gen, availOf(key.balance)));
     }
   }
 
@@ -177,19 +194,19 @@ export class RedisHolds implements Holds {
     const key = await this.#store.keyById(keyId);
     if (!key) throw new Error(`no key with id ${keyId}`);
     const [balance, holds] = this.#keys(keyId);
-    await this.#redis.jctHoldSeed(balance, holds, availOf(key.balance));
+    await deadline(this.#redis.jctHoldSeed(balance, holds, availOf(key.balance)));
   }
 
   #release(keyId: number, requestId: string, charged: bigint): Promise<number> {
     const [balance, holds] = this.#keys(keyId);
-    return this.#redis.jctHoldRelease(balance, holds, requestId, String(ceilNano(charged)));
+    return deadline(this.#redis.jctHoldRelease(balance, holds, requestId, String(ceilNano(charged))));
   }
 
   async #scan(pattern: string): Promise<string[]> {
     const found: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      const [next, keys] = await deadline(this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500));
       found.push(...keys);
       cursor = next;
     } while (cursor !== '0');
@@ -214,7 +231,7 @@ export async function redisHeld(redis: Redis, prefix: string, keyIds: readonly n
   if (keyIds.length === 0) return held;
   const pipeline = redis.pipeline();
   for (const id of keyIds) pipeline.hget(holdKeys(prefix, id)[0], 'held');
-  const replies = (await pipeline.exec()) ?? [];
+  const replies = (await deadline(pipeline.exec())) ?? [];
   keyIds.forEach((id, i) => {
     const [err, value] = replies[i] ?? [new Error('no reply'), null];
     if (err) throw err;

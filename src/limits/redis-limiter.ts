@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { deadline } from '../store/redis-connection.ts';
 import type { Logger } from '../log.ts';
 import { bucketState, type Admission, type LimitName, type RateLimiter, type RateLimits } from './limiter.ts';
 
@@ -120,7 +121,7 @@ export class RedisRateLimiter implements RateLimiter {
     const [bucket, slots] = this.#keys(key);
     let answer: [number, string, string, string];
     try {
-      answer = await this.#redis.jctLimitAdmit(bucket, slots, n(limits.rpm), n(limits.tpm), n(limits.concurrency), inputTokens, slot, this.#leaseMs);
+      answer = await deadline(this.#redis.jctLimitAdmit(bucket, slots, n(limits.rpm), n(limits.tpm), n(limits.concurrency), inputTokens, slot, this.#leaseMs));
     } catch (err) {
       this.#failed(err, 'admit');
       return { ok: true, blocked: null, retryAfterS: 0, requests: null, tokens: null };
@@ -141,7 +142,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.#slots.delete(slot);
     const [bucket, slots] = this.#keys(key);
     try {
-      await this.#redis.jctLimitRelease(bucket, slots, n(limits.rpm), n(limits.tpm), usedTokens - inputTokens, slot);
+      await deadline(this.#redis.jctLimitRelease(bucket, slots, n(limits.rpm), n(limits.tpm), usedTokens - inputTokens, slot));
     } catch (err) {
       this.#failed(err, 'release'); // the slot lapses with its lease
     }
@@ -159,7 +160,7 @@ export class RedisRateLimiter implements RateLimiter {
       const [bucket, slots] = this.#keys(key);
       void pipeline.jctLimitRenew(bucket, slots, slot, this.#leaseMs);
     }
-    await pipeline.exec().catch((err: unknown) => this.#failed(err, 'renew'));
+    await deadline(pipeline.exec()).catch((err: unknown) => this.#failed(err, 'renew'));
   }
 
   #keys(key: number): [string, string] {

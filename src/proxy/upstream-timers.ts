@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Timeouts } from '../config/types.ts';
+import { SYSTEM_TIMERS, type Timers } from '../util/clock.ts';
 
 export type TimeoutKind = 'connect' | 'first_byte' | 'idle' | 'total';
 
@@ -28,36 +29,39 @@ export class UpstreamTimeout extends Error {
  */
 export class UpstreamTimers {
   readonly #timeouts: Timeouts;
+  readonly #t: Timers;
   #request: ClientRequest | undefined;
   #response: IncomingMessage | undefined;
-  #connect: NodeJS.Timeout | undefined;
-  #firstByte: NodeJS.Timeout | undefined;
-  #idle: NodeJS.Timeout | undefined;
-  #total: NodeJS.Timeout | undefined;
+  #connect: unknown;
+  #firstByte: unknown;
+  #idle: unknown;
+  #total: unknown;
   /** The timer that fired, if one did. */
   fired: UpstreamTimeout | undefined;
 
-  constructor(timeouts: Timeouts) {
+  /** `timers`: the system's, but for unit tests that drive time by hand. */
+  constructor(timeouts: Timeouts, timers: Timers = SYSTEM_TIMERS) {
     this.#timeouts = timeouts;
+    this.#t = timers;
   }
 
   /** Arms the connect, first-byte and total timers on a request that was just created. */
   watch(request: ClientRequest): void {
     this.#request = request;
     const { connectMs, firstByteMs, totalMs } = this.#timeouts;
-    this.#firstByte = setTimeout(() => this.#fire(new UpstreamTimeout('first_byte', firstByteMs)), firstByteMs);
-    if (totalMs !== null) this.#total = setTimeout(() => this.#fire(new UpstreamTimeout('total', totalMs)), totalMs);
+    this.#firstByte = this.#t.set(() => this.#fire(new UpstreamTimeout('first_byte', firstByteMs)), firstByteMs);
+    if (totalMs !== null) this.#total = this.#t.set(() => this.#fire(new UpstreamTimeout('total', totalMs)), totalMs);
     const onSocket = (socket: Socket): void => {
       if (!socket.connecting) return; // a pooled keep-alive connection
-      this.#connect = setTimeout(() => this.#fire(new UpstreamTimeout('connect', connectMs)), connectMs);
-      socket.once('connect', () => clearTimeout(this.#connect));
+      this.#connect = this.#t.set(() => this.#fire(new UpstreamTimeout('connect', connectMs)), connectMs);
+      socket.once('connect', () => this.#t.clear(this.#connect));
     };
     if (request.socket) onSocket(request.socket);
     else request.once('socket', onSocket);
     request.once('close', () => {
-      clearTimeout(this.#connect);
-      clearTimeout(this.#firstByte);
-      if (!this.#response) clearTimeout(this.#total);
+      this.#t.clear(this.#connect);
+      this.#t.clear(this.#firstByte);
+      if (!this.#response) this.#t.clear(this.#total);
     });
   }
 
@@ -67,8 +71,8 @@ export class UpstreamTimers {
    */
   responded(response: IncomingMessage): void {
     this.#response = response;
-    clearTimeout(this.#firstByte);
-    clearTimeout(this.#connect);
+    this.#t.clear(this.#firstByte);
+    this.#t.clear(this.#connect);
     this.#armIdle();
     response.once('close', () => this.clear());
   }
@@ -77,20 +81,20 @@ export class UpstreamTimers {
   #lastChunk = 0;
 
   #armIdle(): void {
-    this.#lastChunk = performance.now();
-    this.#idle = setTimeout(this.#onIdle, this.#timeouts.idleMs);
+    this.#lastChunk = this.#t.now();
+    this.#idle = this.#t.set(this.#onIdle, this.#timeouts.idleMs);
   }
 
   readonly #onIdle = (): void => {
     const { idleMs } = this.#timeouts;
-    const quiet = performance.now() - this.#lastChunk;
+    const quiet = this.#t.now() - this.#lastChunk;
     if (quiet >= idleMs - 1) this.#fire(new UpstreamTimeout('idle', idleMs));
-    else this.#idle = setTimeout(this.#onIdle, idleMs - quiet);
+    else this.#idle = this.#t.set(this.#onIdle, idleMs - quiet);
   };
 
   /** A body chunk arrived (per chunk: a timestamp, not a timer refresh, which cost more). */
   touch(): void {
-    this.#lastChunk = performance.now();
+    this.#lastChunk = this.#t.now();
   }
 
   #held = false;
@@ -101,7 +105,7 @@ export class UpstreamTimers {
    */
   hold(): void {
     this.#held = true;
-    clearTimeout(this.#idle);
+    this.#t.clear(this.#idle);
   }
 
   resume(): void {
@@ -112,10 +116,10 @@ export class UpstreamTimers {
   }
 
   clear(): void {
-    clearTimeout(this.#connect);
-    clearTimeout(this.#firstByte);
-    clearTimeout(this.#idle);
-    clearTimeout(this.#total);
+    this.#t.clear(this.#connect);
+    this.#t.clear(this.#firstByte);
+    this.#t.clear(this.#idle);
+    this.#t.clear(this.#total);
   }
 
   #fire(timeout: UpstreamTimeout): void {

@@ -1,3 +1,4 @@
+import { GatewayError } from '../../src/errors.ts';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -136,7 +137,9 @@ describe('balance holds in Redis when Redis is down', () => {
     const holds = new RedisHolds(redis, store, { prefix: 'x:', log: createLogger('silent', new LogCapture()), instances: async () => new Map() });
     let failure: unknown;
     await holds.reserve({ requestId: 'r', keyId: 1, amount: 1n, inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' }).catch((err: unknown) => (failure = err));
-    expect(failure).to.be.instanceOf(Error);
+    // 503 with retry-after, in the caller's format: Redis is down, not the request wrong (issue #12).
+    expect(failure).to.be.instanceOf(GatewayError);
+    expect(failure).to.deep.include({ status: 503, code: 'GW_ERR_HOLD_UNAVAILABLE', headers: { 'retry-after': '1' } });
     redis.disconnect();
     await store.close();
   });

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { UpstreamTimeout, UpstreamTimers } from '../../src/proxy/upstream-timers.ts';
 import type { Timeouts } from '../../src/config/types.ts';
+import { ManualTimers } from '../support/clock.ts';
 
 /** Stand-ins for node:http's request, socket and response: just the events and destroy(). */
 class FakeStream extends EventEmitter {
@@ -18,10 +19,12 @@ class FakeStream extends EventEmitter {
 }
 
 const TIMEOUTS: Timeouts = { connectMs: 60, firstByteMs: 150, idleMs: 80, totalMs: null };
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Time moves by hand (issue #12): these were real waits, and a busy machine made them flaky.
+let clock = new ManualTimers();
+const wait = (ms: number): void => clock.advance(ms);
 
 function start(timeouts = TIMEOUTS): { timers: UpstreamTimers; request: FakeStream; socket: FakeStream } {
-  const timers = new UpstreamTimers(timeouts);
+  const timers = new UpstreamTimers(timeouts, clock);
   const request = new FakeStream();
   const socket = new FakeStream();
   timers.watch(request as unknown as ClientRequest);
@@ -30,52 +33,62 @@ function start(timeouts = TIMEOUTS): { timers: UpstreamTimers; request: FakeStre
 }
 
 describe('upstream timers', () => {
-  it('a connection that is not up within connect_ms destroys the request with a connect timeout', async () => {
+  beforeEach(() => {
+    clock = new ManualTimers();
+  });
+
+  it('a connection that is not up within connect_ms destroys the request with a connect timeout', () => {
     const { timers, request } = start();
-    await wait(100);
+    wait(59);
+    expect(timers.fired).to.equal(undefined);
+    wait(1);
     expect(request.destroyedWith).to.be.instanceOf(UpstreamTimeout);
     expect(timers.fired?.kind).to.equal('connect');
   });
 
-  it('a pooled connection skips the connect timer; no answer within first_byte_ms is a first-byte timeout', async () => {
-    const timers = new UpstreamTimers(TIMEOUTS);
+  it('a pooled connection skips the connect timer; no answer within first_byte_ms is a first-byte timeout', () => {
+    const timers = new UpstreamTimers(TIMEOUTS, clock);
     const request = new FakeStream();
     request.socket = Object.assign(new FakeStream(), { connecting: false });
     timers.watch(request as unknown as ClientRequest);
-    await wait(100);
+    wait(149);
     expect(timers.fired).to.equal(undefined);
-    await wait(100);
+    wait(1);
     expect(timers.fired?.kind).to.equal('first_byte');
   });
 
-  it('idle counts the gap between chunks, not the whole answer, and pauses while the client is slow', async () => {
+  it('idle counts the gap between chunks, not the whole answer, and pauses while the client is slow', () => {
     const { timers, socket } = start();
     socket.emit('connect');
     const response = new FakeStream();
     timers.responded(response as unknown as IncomingMessage);
     for (let i = 0; i < 5; i++) {
-      await wait(40);
+      wait(78);
       timers.touch();
     }
-    expect(timers.fired).to.equal(undefined); // 200 ms in all, never 80 ms silent
+    expect(timers.fired).to.equal(undefined); // 390 ms in all, never 80 ms silent
     timers.hold();
-    await wait(150);
+    wait(1000);
     expect(timers.fired).to.equal(undefined); // our backpressure, not the upstream's silence
     timers.resume();
-    await wait(120);
+    wait(79);
+    expect(timers.fired).to.equal(undefined);
+    wait(1);
     expect(timers.fired?.kind).to.equal('idle');
     expect(response.destroyedWith).to.equal(timers.fired);
   });
 
-  it('a total timeout, when configured, ends even a talking stream', async () => {
+  it('a total timeout, when configured, ends even a talking stream', () => {
     const { timers, socket } = start({ ...TIMEOUTS, totalMs: 150 });
     socket.emit('connect');
     const response = new FakeStream();
     timers.responded(response as unknown as IncomingMessage);
-    for (let i = 0; i < 5 && !timers.fired; i++) {
-      await wait(40);
+    for (let i = 0; i < 3; i++) {
+      wait(49);
       timers.touch();
     }
+    expect(timers.fired).to.equal(undefined); // 147 ms, talking all along
+    wait(3);
     expect(timers.fired?.kind).to.equal('total');
   });
 });

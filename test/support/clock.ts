@@ -1,4 +1,4 @@
-import type { Cancellable, Clock } from '../../src/util/clock.ts';
+import type { Cancellable, Clock, Timers } from '../../src/util/clock.ts';
 
 /**
  * A clock for tests (issue #12). Its time stands still unless moved: a sleep records what was
@@ -29,5 +29,43 @@ export class TestClock implements Clock {
   /** Forgets the sleeps recorded so far (between tests sharing a gateway). */
   reset(): void {
     this.sleeps.length = 0;
+  }
+}
+
+/**
+ * Timers driven by hand (issue #12): time moves only in `advance`, which runs every timer that
+ * falls due on the way, in order, including those set meanwhile. A test of "80 ms of silence"
+ * then means exactly that, however busy the machine is.
+ */
+export class ManualTimers implements Timers {
+  #now = 0;
+  #next = 0;
+  readonly #due = new Map<number, { at: number; fire: () => void }>();
+
+  now(): number {
+    return this.#now;
+  }
+
+  set(fire: () => void, ms: number): unknown {
+    const id = this.#next++;
+    this.#due.set(id, { at: this.#now + Math.max(1, ms), fire });
+    return id;
+  }
+
+  clear(handle: unknown): void {
+    if (typeof handle === 'number') this.#due.delete(handle);
+  }
+
+  advance(ms: number): void {
+    const until = this.#now + ms;
+    for (;;) {
+      let soonest: [number, { at: number; fire: () => void }] | undefined;
+      for (const entry of this.#due) if (entry[1].at <= until && (!soonest || entry[1].at < soonest[1].at)) soonest = entry;
+      if (!soonest) break;
+      this.#due.delete(soonest[0]);
+      this.#now = soonest[1].at;
+      soonest[1].fire();
+    }
+    this.#now = until;
   }
 }

@@ -8,7 +8,7 @@ import { CHAT_HEADERS, KEYS, MESSAGES_HEADERS } from './gateway.ts';
  * ways a request meets an upstream: both client formats, each on a native and a translated route.
  */
 
-export const TIMERS = { firstByteMs: 700, idleMs: 300, keepaliveMs: 150 } as const;
+export const TIMERS = { firstByteMs: 700, idleMs: 600, keepaliveMs: 150 } as const;
 
 export function resilienceConfig(url: string, routing = 'retries: 1, backoff_ms: 20, max_retry_after_s: 3, circuit_breaker: { failures: 1000 }'): string {
   const timeouts = `timeouts: { first_byte_ms: ${TIMERS.firstByteMs}, idle_ms: ${TIMERS.idleMs} }`;
