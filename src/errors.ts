@@ -195,6 +195,14 @@ export const ERR = {
           : `provider "${provider}" has no API key: set providers[].api_key in the gateway config`,
       headers: NO_RETRY,
     }),
+  // The catalogue's modalities decide what a model does (issue #13): an embedding model writes no chat.
+  endpointNotServed: (model: string, path: string, served: string) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_ENDPOINT_NOT_SERVED',
+      message: `model "${model}" does not serve ${path}; it serves ${served === '' ? 'no endpoint' : served}`,
+      param: 'model',
+    }),
   formatUnsupported: (model: string, provider: string, endpoint: string) =>
     new GatewayError({
       status: 400,

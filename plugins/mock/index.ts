@@ -1,21 +1,27 @@
 import { definePlugin, type CallContext, type ClientRequest, type PluginResult } from '../../src/plugin-host/api.ts';
 import { chatBody, chatChunks } from './chat.ts';
+import { embed } from './embeddings.ts';
 import { messagesBody, messagesEvents } from './messages.ts';
 import { estimateTokens, inputTexts, replyTo } from './reply.ts';
 
 /**
  * `mock`: an offline demo provider that answers in-process, deterministically, in both formats,
- * streamed or not. It lets `npm ci && npm start` work with no provider key and no network.
+ * streamed or not, and serves embeddings (issue #13). It lets `npm ci && npm start` work with no provider key and no network.
  */
 export default definePlugin({
   name: 'mock',
   apiVersion: '^1.0.0',
   // It honours the length limit and a forced tool choice; everything else is accepted and has no effect.
-  create: () => ({ invoke, parameters: ['max_tokens', 'tools', 'tool_choice'] }),
+  create: () => ({
+    invoke,
+    invokes: ['messages', 'count_tokens', 'chat_completions', 'embeddings'],
+    parameters: ['max_tokens', 'tools', 'tool_choice'],
+  }),
 });
 
 async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginResult> {
   const id = ctx.requestId.replace(/^req_/, '');
+  if (request.endpoint === 'embeddings') return { format: 'embeddings', body: embed(request.body, ctx.upstreamModel) };
   if (request.endpoint === 'count_tokens') {
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
   }

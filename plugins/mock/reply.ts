@@ -18,7 +18,10 @@ export interface MockReply {
 
 const SNIPPET_CHARS = 120;
 
-export function replyTo(request: ClientRequest): MockReply {
+/** The requests the demo text model answers. */
+export type TextRequest = Exclude<ClientRequest, { endpoint: 'embeddings' }>;
+
+export function replyTo(request: TextRequest): MockReply {
   const texts = inputTexts(request);
   const last = texts.at(-1)?.replace(/\s+/g, ' ').trim() ?? '';
   const snippet = last.length > SNIPPET_CHARS ? `${last.slice(0, SNIPPET_CHARS)}…` : last;
@@ -40,7 +43,7 @@ export function estimateTokens(texts: readonly string[]): number {
   return texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
 }
 
-function maxTokens(request: ClientRequest): number | undefined {
+function maxTokens(request: TextRequest): number | undefined {
   if (request.endpoint === 'messages') return request.body.max_tokens;
   if (request.endpoint === 'chat_completions') {
     return request.body.max_completion_tokens ?? request.body.max_tokens ?? undefined;
@@ -49,7 +52,7 @@ function maxTokens(request: ClientRequest): number | undefined {
 }
 
 /** Every piece of text in the request, system prompt and tool results included, in order. */
-export function inputTexts(request: ClientRequest): string[] {
+export function inputTexts(request: TextRequest): string[] {
   const out: string[] = [];
   const collect = (content: unknown): void => {
     if (typeof content === 'string') out.push(content);

@@ -2,6 +2,8 @@ import type { ModelConfig } from '../config/types.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
 import { compilePrices, type Prices } from '../billing/pricing.ts';
 import { supportedParameters } from './parameters.ts';
+import { endpointsOf } from './endpoints.ts';
+import type { Endpoint } from '../formats/wire.ts';
 
 export interface CatalogueRoute {
   readonly provider: LoadedProvider;
@@ -19,6 +21,8 @@ export interface CatalogueEntry {
   readonly available: readonly CatalogueRoute[];
   /** `supported_parameters` for GET /v1/models, computed once. */
   readonly parameters: readonly string[];
+  /** The endpoints the model serves, from its output modalities (issue #13). */
+  readonly endpoints: ReadonlySet<Endpoint>;
 }
 
 /** The deployment's models by id, in YAML order. */
@@ -33,12 +37,15 @@ export class Catalogue {
         if (!provider) throw new Error(`model ${model.id}: provider ${route.provider} not loaded`);
         return { provider, model: route.model, weight: route.weight };
       });
+      const endpoints = endpointsOf(model);
       this.#entries.set(model.id, {
         model,
         prices: compilePrices(model.pricing),
         routes,
         available: routes.filter((r) => r.provider.config.missingKeyVariables === null),
-        parameters: supportedParameters(model, routes[0]?.provider.plugin),
+        // Chat Completions parameters: a model that serves no chat lists only what its YAML says.
+        parameters: endpoints.has('chat_completions') ? supportedParameters(model, routes[0]?.provider.plugin) : (model.supportedParameters ?? []),
+        endpoints,
       });
     }
   }

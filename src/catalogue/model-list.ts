@@ -13,6 +13,12 @@ export interface ModelListQuery {
   readonly beforeId?: string;
   /** OpenRouter's filter: only models that support every one of these parameters. */
   readonly parameters?: readonly string[];
+  /**
+   * OpenRouter's `output_modalities` filter: models with any of these output modalities (issue #13).
+   * Absent or `all`: every model. OpenRouter lists only text models by default; a gateway's own
+   * catalogue is small and its clients pick from all of it, so Junction lists everything.
+   */
+  readonly outputModalities?: readonly string[];
 }
 
 export function modelEntry(entry: CatalogueEntry): Record<string, unknown> {
@@ -52,8 +58,12 @@ export function listModels(
   query: ModelListQuery,
 ): Record<string, unknown> {
   const wanted = query.parameters ?? [];
+  const outputs = query.outputModalities?.includes('all') === true ? undefined : query.outputModalities;
   const visible = [...catalogue.entries()].filter(
-    (e) => (allows === null || allows(e.model.id)) && wanted.every((p) => e.parameters.includes(p)),
+    (e) =>
+      (allows === null || allows(e.model.id)) &&
+      wanted.every((p) => e.parameters.includes(p)) &&
+      (outputs === undefined || outputs.some((m) => e.model.outputModalities.includes(m))),
   );
   let start = 0;
   let end = visible.length;

@@ -260,7 +260,7 @@ function build(
     routes: m.routes.map((r) => ({ provider: r.provider, model: r.model ?? m.id, weight: r.weight ?? null })),
     pricing: {
       input: m.pricing.input,
-      output: m.pricing.output,
+      output: m.pricing.output ?? 0,
       cacheRead: m.pricing.cache_read ?? null,
       cacheWrite: m.pricing.cache_write ?? null,
       reasoning: m.pricing.reasoning ?? null,

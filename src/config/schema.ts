@@ -31,7 +31,8 @@ export const timeoutsSchema = z.strictObject({
   total_ms: positiveInt.optional(),
 });
 
-const MODALITIES = ['text', 'image', 'audio', 'file', 'video'] as const;
+// `embeddings` as an output says the model serves /v1/embeddings (OpenRouter's name; issue #13).
+const MODALITIES = ['text', 'image', 'audio', 'file', 'video', 'embeddings'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const httpUrl = z.string().refine((value) => {
@@ -77,7 +78,8 @@ export const providerSchema = z.strictObject({
 
 export const pricingSchema = z.strictObject({
   input: price,
-  output: price,
+  /** Required for a model with text output; an embedding model has none (modelSchema). */
+  output: price.optional(),
   cache_read: price.optional(),
   cache_write: price.optional(),
   reasoning: price.optional(),
@@ -98,6 +100,11 @@ export const modelSchema = z.strictObject({
   created: z.iso.date().or(z.iso.datetime()).optional(),
   /** Chat request parameters the model honours, for GET /v1/models; else derived from its route. */
   supported_parameters: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a parameter name such as "tools"')).optional(),
+}).superRefine((model, ctx) => {
+  // Output tokens are billed for text output: leaving the price out there would make them free.
+  if (model.pricing.output === undefined && (model.output_modalities ?? ['text']).includes('text')) {
+    ctx.addIssue({ code: 'custom', path: ['pricing', 'output'], message: 'is required for a model with text output' });
+  }
 });
 
 export const configSchema = z.strictObject({

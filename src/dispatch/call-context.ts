@@ -1,7 +1,7 @@
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { CallContext, ClientRequest } from '../plugin-host/api.ts';
-import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type MessagesRequest } from '../formats/wire.ts';
+import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type MessagesRequest } from '../formats/wire.ts';
 import { ERR } from '../errors.ts';
 
 /** The validated request as plugins receive it. */
@@ -17,6 +17,8 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
       return { endpoint: 'count_tokens', body: body as unknown as CountTokensRequest, stream: false };
     case 'chat_completions':
       return { endpoint: 'chat_completions', body: body as unknown as ChatRequest, stream };
+    case 'embeddings':
+      return { endpoint: 'embeddings', body: body as unknown as EmbeddingsRequest, stream: false };
   }
 }
 

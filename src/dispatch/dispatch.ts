@@ -1,6 +1,6 @@
 import { ERR, GatewayError } from '../errors.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
-import type { Endpoint } from '../formats/wire.ts';
+import { TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
 import type { GatewayContext, GatewayMiddleware } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
@@ -42,7 +42,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
   const canServe = (route: CatalogueRoute, endpoint: Endpoint): boolean =>
     nativeTargets.has(targetKey(route.provider.config.id, endpoint)) ||
     route.provider.plugin.translate?.endpoints.includes(endpoint) === true ||
-    route.provider.plugin.invoke !== undefined;
+    (route.provider.plugin.invoke !== undefined && (route.provider.plugin.invokes ?? TEXT_ENDPOINTS).includes(endpoint));
 
   const serve = (ctx: GatewayContext, route: CatalogueRoute, attempt: Attempt): Promise<AttemptResult> => {
     const endpoint = ctx.state.route?.endpoint ?? 'messages';

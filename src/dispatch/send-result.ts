@@ -14,6 +14,7 @@ import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
 import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { failureOf } from '../routing/failures.ts';
+import { sendEmbeddings } from './embeddings-result.ts';
 
 /**
  * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
@@ -31,6 +32,13 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
     }
     ctx.body = result.body;
     return SERVED;
+  }
+  if (route.endpoint === 'embeddings' || result.format === 'embeddings') {
+    if (route.endpoint !== 'embeddings' || result.format !== 'embeddings') {
+      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
+    }
+    attempt.commit();
+    return sendEmbeddings(ctx, result, provider);
   }
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Request validation for the three model endpoints. Objects are loose: fields we do not know pass
+ * Request validation for the model endpoints. Objects are loose: fields we do not know pass
  * through untouched, so a new API field is never rejected (issue #2). Only what the gateway or a
  * client-facing guarantee depends on is checked, to keep validation cheap on the hot path.
  */
@@ -69,4 +69,22 @@ export const chatRequestSchema = z.looseObject({
   max_tokens: tokenLimit,
   max_completion_tokens: tokenLimit,
   tools: z.array(z.looseObject({ type: z.string().min(1) })).optional(),
+});
+
+/**
+ * POST /v1/embeddings (media.md §4): a string, strings, token ids or arrays of token ids; never an
+ * empty string or an empty array, at most 2,048 inputs. The model decides the rest upstream.
+ */
+const tokenIds = z.array(z.number().int().min(0)).min(1, 'must not be empty');
+export const embeddingsRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  input: z.union([
+    z.string().min(1, 'must not be an empty string'),
+    z.array(z.string().min(1, 'must not be an empty string')).min(1, 'must not be empty').max(2048, 'at most 2048 inputs'),
+    tokenIds,
+    z.array(tokenIds).min(1, 'must not be empty').max(2048, 'at most 2048 inputs'),
+  ]),
+  dimensions: z.number().int().min(1).optional(),
+  encoding_format: z.enum(['float', 'base64']).optional(),
+  user: z.string().optional(),
 });

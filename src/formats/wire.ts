@@ -31,6 +31,10 @@ export type {
   ChatCompletionCreateParams as ChatRequest,
 } from 'openai/resources/chat/completions';
 export type { CompletionUsage as ChatUsage } from 'openai/resources/completions';
+export type {
+  CreateEmbeddingResponse as EmbeddingsResponse,
+  EmbeddingCreateParams as EmbeddingsRequest,
+} from 'openai/resources/embeddings';
 
 /** `T` with the fields `K` left out when empty instead of sent as `null`. */
 type AbsentWhenEmpty<T, K extends keyof T> = Omit<T, K> & { [P in K]?: NonNullable<T[P]> };
@@ -71,13 +75,29 @@ export type MessagesStreamEvent =
 export type WireFormat = 'messages' | 'chat';
 
 /** The inbound endpoints that carry a model. */
-export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions';
+export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'embeddings';
 
-/** The wire format each endpoint speaks. */
+/** The endpoints of text models: what a model whose output modalities include `text` serves. */
+export const TEXT_ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
+
+/**
+ * The wire format each endpoint speaks. The media endpoints (issue #13) are OpenAI's and follow
+ * its conventions, as Chat does: bearer auth, the `{"error":{…}}` envelope, the header allowlist
+ * and `usage.prompt_tokens`. They are never translated: each has one format.
+ */
 export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
   messages: 'messages',
   count_tokens: 'messages',
   chat_completions: 'chat',
+  embeddings: 'chat',
+};
+
+/** The path of each endpoint, for messages that name them. */
+export const PATH_OF: Readonly<Record<Endpoint, string>> = {
+  messages: '/v1/messages',
+  count_tokens: '/v1/messages/count_tokens',
+  chat_completions: '/v1/chat/completions',
+  embeddings: '/v1/embeddings',
 };
 
 /** Token counts normalised across formats. `input` excludes cached tokens (Anthropic's convention). */

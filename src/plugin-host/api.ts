@@ -16,6 +16,8 @@ import type {
   ChatCompletionChunk,
   ChatRequest,
   CountTokensRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
   Endpoint,
   Message,
   MessagesRequest,
@@ -26,11 +28,11 @@ import type {
 
 import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
-export type { Endpoint, WireFormat } from '../formats/wire.ts';
+export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, WireFormat } from '../formats/wire.ts';
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
-export const PLUGIN_API_VERSION = '1.1.0';
+export const PLUGIN_API_VERSION = '1.2.0';
 
 /**
  * What a plugin module default-exports.
@@ -78,6 +80,11 @@ export interface ProviderPlugin {
   readonly translate?: Translator;
   readonly invoke?: InProcessHandler;
   /**
+   * The endpoints `invoke` answers. Without it, the three text endpoints (the 1.0 contract), so a
+   * plugin written before the media endpoints is never handed a request it does not know (since 1.2.0).
+   */
+  readonly invokes?: readonly Endpoint[];
+  /**
    * The Chat Completions request parameters this provider honours, by OpenRouter's
    * `supported_parameters` names (`tools`, `temperature`, `reasoning`…), shown on GET /v1/models.
    * Optional: without it the core derives the list from the capabilities above (since 1.1.0).
@@ -109,7 +116,8 @@ export interface NativeUpstream {
 export type ClientRequest =
   | { readonly endpoint: 'messages'; readonly body: MessagesRequest; readonly stream: boolean }
   | { readonly endpoint: 'count_tokens'; readonly body: CountTokensRequest; readonly stream: false }
-  | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean };
+  | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
+  | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false };
 
 /** Per-request facts a plugin may use. */
 export interface CallContext {
@@ -146,7 +154,16 @@ export interface FormattedCount {
   readonly body: TokenCount;
 }
 
-export type PluginResult = FormattedBody | FormattedStream | FormattedCount;
+/**
+ * The answer to an `embeddings` request. Vectors may always be float arrays: when the client asked
+ * for `encoding_format: "base64"` (the openai SDK's default), the core encodes them (since 1.2.0).
+ */
+export interface FormattedEmbeddings {
+  readonly format: 'embeddings';
+  readonly body: EmbeddingsResponse;
+}
+
+export type PluginResult = FormattedBody | FormattedStream | FormattedCount | FormattedEmbeddings;
 
 /** Answers a request in-process. */
 export type InProcessHandler = (request: ClientRequest, ctx: CallContext) => Promise<PluginResult>;

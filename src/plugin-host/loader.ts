@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import type { ProviderConfig } from '../config/types.ts';
 import { formatPath } from '../config/yaml-path.ts';
+import { PATH_OF, TEXT_ENDPOINTS } from '../formats/wire.ts';
 import type { Logger } from '../log.ts';
 import {
   PLUGIN_API_VERSION,
@@ -33,7 +34,7 @@ export class PluginLoadError extends Error {
   }
 }
 
-const ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
+const ENDPOINTS = Object.keys(PATH_OF) as readonly Endpoint[];
 
 /**
  * Loads every provider's plugin (built-in name, path relative to the YAML file, or npm package),
@@ -151,6 +152,13 @@ function checkProviderPlugin(value: unknown): string | null {
     return 'it offers none of native, translate or invoke';
   }
   if (invoke !== undefined && typeof invoke !== 'function') return 'invoke must be a function';
+  const invokes = value['invokes'];
+  if (invokes !== undefined) {
+    if (!Array.isArray(invokes) || invoke === undefined) return 'invokes must be an array of endpoints, beside invoke';
+    for (const endpoint of invokes) {
+      if (!ENDPOINTS.includes(endpoint as Endpoint)) return `invokes has an unknown endpoint "${String(endpoint)}"`;
+    }
+  }
   const parameters = value['parameters'];
   if (parameters !== undefined && !(Array.isArray(parameters) && parameters.every((p) => typeof p === 'string'))) {
     return 'parameters must be an array of strings';
@@ -173,7 +181,8 @@ function checkProviderPlugin(value: unknown): string | null {
       return 'translate.upstream must be "chat" or "messages"';
     }
     for (const endpoint of translate['endpoints']) {
-      if (!ENDPOINTS.includes(endpoint as Endpoint)) return `translate.endpoints has an unknown endpoint "${String(endpoint)}"`;
+      // Only the text endpoints have two formats to translate between.
+      if (!TEXT_ENDPOINTS.includes(endpoint as Endpoint)) return `translate.endpoints has an unknown endpoint "${String(endpoint)}"`;
     }
     if (typeof translate['request'] !== 'function') return 'translate.request must be a function';
   }

@@ -94,3 +94,21 @@ function pushTools(parts: string[], request: Json, toolsText: string | undefined
   if (toolsText !== undefined) parts.push(toolsText);
   else for (const tool of asArray(request['tools'])) parts.push(JSON.stringify(tool));
 }
+
+/**
+ * An embeddings request (issue #13): its strings, and token-id inputs counted as the ids they hold
+ * (the upstream reads exactly those tokens).
+ */
+export function embeddingsRequestText(request: Json): RequestText {
+  const input = request['input'];
+  if (typeof input === 'string') return { parts: [input], fixed: 0 };
+  if (!Array.isArray(input)) return { parts: [], fixed: 0 };
+  if (input.every((item) => typeof item === 'number')) return { parts: [], fixed: input.length };
+  const parts: string[] = [];
+  let fixed = 0;
+  for (const item of input) {
+    if (typeof item === 'string') parts.push(item);
+    else if (Array.isArray(item)) fixed += item.length;
+  }
+  return { parts, fixed };
+}

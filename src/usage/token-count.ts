@@ -1,5 +1,5 @@
 import type { Json } from '../formats/convert/json.ts';
-import { chatRequestText, messagesRequestText } from './request-text.ts';
+import { chatRequestText, embeddingsRequestText, messagesRequestText, type RequestText } from './request-text.ts';
 import { TokenizerThread } from './tokenizer-thread.ts';
 
 /**
@@ -41,8 +41,8 @@ let rememberedTexts = 0;
  * The estimate for a request, in tokens. `scope` (the API key) keeps remembered counts apart.
  * `toolsText`, when given, is the request's `tools` as sent, counted in place of its schemas.
  */
-export async function countInputTokens(format: 'messages' | 'chat', request: Json, scope = '', toolsText?: string): Promise<number> {
-  const { parts, fixed } = format === 'messages' ? messagesRequestText(request, toolsText) : chatRequestText(request, toolsText);
+export async function countInputTokens(format: 'messages' | 'chat' | 'embeddings', request: Json, scope = '', toolsText?: string): Promise<number> {
+  const { parts, fixed } = requestText(format, request, toolsText);
   const known = remembered.get(scope);
   if (known !== undefined) {
     remembered.delete(scope);
@@ -147,4 +147,10 @@ function remember(scope: string, text: string, tokens: number): void {
     }
     if (oldTexts.size === 0) remembered.delete(oldScope);
   }
+}
+
+function requestText(format: 'messages' | 'chat' | 'embeddings', request: Json, toolsText: string | undefined): RequestText {
+  if (format === 'messages') return messagesRequestText(request, toolsText);
+  if (format === 'chat') return chatRequestText(request, toolsText);
+  return embeddingsRequestText(request);
 }

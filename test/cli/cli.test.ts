@@ -68,7 +68,7 @@ describe('command line', () => {
   it('check-config accepts the default config', async () => {
     const { code, stdout } = await junction('check-config', path.relative(process.cwd(), path.join(ROOT, 'config/gateway.yaml')));
     expect(code).to.equal(0);
-    expect(stdout).to.match(/config\/gateway\.yaml: ok \(4 providers, 7 models, 1 keys\)\n$/);
+    expect(stdout).to.match(/config\/gateway\.yaml: ok \(4 providers, 9 models, 1 keys\)\n$/);
   });
 
   it('check-config prints every problem on its own line with its YAML path, and exits non-zero', async () => {
@@ -86,7 +86,7 @@ models:
     expect(lines[0]).to.equal(`${file}: 3 problems`);
     expect(lines.slice(1)).to.have.members([
       'server.port: must be number, got string (line 2)',
-      'models[1].pricing.output: is required (line 7)',
+      'models[1].pricing.output: is required for a model with text output (line 7)',
       'models[0].routes[0].provider: unknown provider "antropic" (line 6)',
     ]);
   });

@@ -134,9 +134,22 @@ models:
       'providers[0].base_url: must be an http:// or https:// URL (line 8)',
       'models[0].routes: must have at least 1 item (line 10)',
       'models[0].pricing.input: must be >= 0 (line 10)',
-      'models[0].pricing.output: is required (line 10)',
+      'models[0].pricing.output: is required for a model with text output (line 10)',
       'models[1].supported_parameters[1]: must be a parameter name such as "tools" (line 11)',
     ]);
+  });
+
+  it('needs an output price for a model with text output, and none for an embedding model (issue #13)', () => {
+    const yaml = `
+providers: [{ id: p, plugin: mock }]
+models:
+  - { id: chat, routes: [{ provider: p }], pricing: { input: 1 } }
+  - { id: embed, routes: [{ provider: p }], pricing: { input: 1 }, output_modalities: [embeddings] }
+`;
+    expect(problems(yaml)).to.deep.equal(['models[0].pricing.output: is required for a model with text output (line 4)']);
+    const embed = parseConfig(yaml.replace('pricing: { input: 1 } }', 'pricing: { input: 1, output: 2 } }'), 'x.yaml', {}).models[1];
+    expect(embed?.pricing).to.deep.include({ input: 1, output: 0 });
+    expect(embed?.outputModalities).to.deep.equal(['embeddings']);
   });
 
   it('loads per-key limits and auth.default_limits; unset fields are null', () => {

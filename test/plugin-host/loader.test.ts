@@ -45,6 +45,18 @@ describe('plugin loading', () => {
     }
   });
 
+  it('never hands a plugin that does not declare `invokes` a request of the media endpoints (contract 1.0 and 1.1)', async () => {
+    const yaml = `${config('  - { id: p0, plugin: ./echo-plugin.js }')}  - { id: echo-embed, routes: [{ provider: p0 }], pricing: { input: 1 }, output_modalities: [embeddings] }\n`;
+    const gw = await startGateway(yaml, { dir: PLUGINS_DIR });
+    try {
+      const res = await call(`${gw.url}/v1/embeddings`, { headers: CHAT_HEADERS, body: { model: 'echo-embed', input: 'x' } });
+      expect(res.status).to.equal(400);
+      expect((res.json()['error'] as { message: string }).message).to.equal('model "echo-embed" cannot be served on /v1/embeddings: its provider "p0" does not speak this format');
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('loads a plugin by npm package name, resolved from the YAML file’s folder', async () => {
     const gw = await startGateway(config('  - { id: p0, plugin: junction-plugin-echo }'), { dir: PLUGINS_DIR });
     try {
@@ -65,11 +77,12 @@ describe('plugin loading', () => {
   - { id: p5, plugin: no-such-package-xyz }
   - { id: p6, plugin: anthropic, options: { headers: 5 } }
   - { id: p7, plugin: anthropic, base_url: "https://api.anthropic.com/v1" }
-  - { id: p8, plugin: openai, options: { unknown_option: 1 } }`);
-    expect(problems).to.have.length(9);
+  - { id: p8, plugin: openai, options: { unknown_option: 1 } }
+  - { id: p9, plugin: ./bad-invokes.js }`);
+    expect(problems).to.have.length(10);
     expect(problems[0]).to.match(/^providers\[0\]\.plugin: cannot load "\.\/missing\.js": /);
     expect(problems[1]).to.equal('providers[1].plugin: "./not-a-plugin.js" is not a Junction plugin: its default export needs name, apiVersion and create()');
-    expect(problems[2]).to.equal('providers[2].plugin: plugin "from-the-future" needs plugin API ^2.0.0; this gateway provides 1.1.0');
+    expect(problems[2]).to.equal('providers[2].plugin: plugin "from-the-future" needs plugin API ^2.0.0; this gateway provides 1.2.0');
     expect(problems[3]).to.equal('providers[3].plugin: plugin "empty" returned an invalid provider: it offers none of native, translate or invoke');
     expect(problems[4]).to.match(/^providers\[4\]\.plugin: cannot load "\.\/syntax-error\.js": /);
     expect(problems[5]).to.match(/^providers\[5\]\.plugin: cannot load "no-such-package-xyz": /);
@@ -77,5 +90,6 @@ describe('plugin loading', () => {
     expect(problems[7]).to.equal('providers[7].base_url: must not end in /v1 (Anthropic SDK convention): use https://api.anthropic.com');
     expect(problems[8]).to.match(/^providers\[8\]\.options: /);
     expect(problems[8]).to.include('unknown_option');
+    expect(problems[9]).to.equal('providers[9].plugin: plugin "bad-invokes" returned an invalid provider: invokes has an unknown endpoint "videos"');
   });
 });

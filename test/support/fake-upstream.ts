@@ -45,9 +45,10 @@ export interface Reply {
   stallAfterEvents?: number;
   /**
    * Write `events` SSE events of about `bytes` each as fast as the reader takes them, honouring
-   * backpressure; `written` reports how many went out so far (a slow-reader test).
+   * backpressure; `written` reports how many went out so far, and `waiting` whether the writer
+   * is waiting for the reader to drain (a slow-reader test).
    */
-  flood?: { readonly events: number; readonly bytes: number; readonly format: 'messages' | 'chat'; written?: number };
+  flood?: { readonly events: number; readonly bytes: number; readonly format: 'messages' | 'chat'; written?: number; waiting?: boolean };
   /** Delay before answering. */
   delayMs?: number;
 }
@@ -194,7 +195,11 @@ async function flood(res: http.ServerResponse, spec: NonNullable<Reply['flood']>
   for (let i = 0; i < spec.events; i++) {
     if (res.destroyed) return;
     spec.written++;
-    if (!res.write(event)) await drained(res);
+    if (!res.write(event)) {
+      spec.waiting = true;
+      await drained(res);
+      spec.waiting = false;
+    }
   }
   res.end(
     spec.format === 'messages'

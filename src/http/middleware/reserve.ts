@@ -28,9 +28,10 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
     // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
     // counted already when a tpm limit applies (rate-limit.ts).
     const inputTokens = await inputTokensOf(ctx.state);
-    // Chat's `n` asks for that many choices, each up to the output limit.
+    // Chat's `n` asks for that many choices, each up to the output limit; embeddings have no output.
     const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
-    const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutputOf(body, route.model) * choices, route.prices);
+    const maxOutput = route.endpoint === 'embeddings' ? 0 : maxOutputOf(body, route.model) * choices;
+    const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
     const reserved = await holds.reserve({
       requestId,
       keyId: key.id,

@@ -3,6 +3,7 @@ import { ERR } from '../../errors.ts';
 import type { Endpoint } from '../../formats/wire.ts';
 import type { GatewayMiddleware } from '../state.ts';
 import { orderRoutes } from '../../routing/route-order.ts';
+import { pathsOf } from '../../catalogue/endpoints.ts';
 
 /**
  * Maps the body's `model` to a catalogue entry and its route. Unknown ids are refused here, so
@@ -16,6 +17,7 @@ export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): G
     const entry = catalogue.get(id);
     if (!entry) throw ERR.modelNotFound(id);
     if (ctx.state.key?.allowsModel && !ctx.state.key.allowsModel(id)) throw ERR.modelForbidden(id);
+    if (!entry.endpoints.has(endpoint)) throw ERR.endpointNotServed(id, ctx.path, pathsOf(entry.endpoints));
     // Routes after the first are fallbacks, tried in this order (issue #5); a provider without
     // its API key is left out, and only if every route lacks one is the request refused.
     // Unweighted routes keep their order: the same array every request, nothing allocated.

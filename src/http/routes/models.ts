@@ -38,11 +38,14 @@ function parseQuery(query: Record<string, string | string[] | undefined>): Model
   }
   const afterId = single('after_id');
   const beforeId = single('before_id');
-  const parameters = single('supported_parameters')?.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const list = (name: string): string[] | undefined => single(name)?.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const parameters = list('supported_parameters');
+  const outputModalities = list('output_modalities');
   return {
     ...(limit !== undefined && { limit }),
     ...(afterId && { afterId }),
     ...(beforeId && { beforeId }),
     ...(parameters && { parameters }),
+    ...(outputModalities && { outputModalities }),
   };
 }

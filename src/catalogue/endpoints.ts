@@ -1,0 +1,19 @@
+import type { ModelConfig } from '../config/types.ts';
+import { PATH_OF, TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
+
+/**
+ * The endpoints a model serves, decided by its output modalities (issue #13): `text` serves
+ * Messages, count_tokens and Chat Completions; `embeddings` serves /v1/embeddings. A request on
+ * any other endpoint is refused before routing, naming the endpoints the model does serve.
+ */
+export function endpointsOf(model: ModelConfig): ReadonlySet<Endpoint> {
+  const endpoints = new Set<Endpoint>();
+  if (model.outputModalities.includes('text')) for (const endpoint of TEXT_ENDPOINTS) endpoints.add(endpoint);
+  if (model.outputModalities.includes('embeddings')) endpoints.add('embeddings');
+  return endpoints;
+}
+
+/** `/v1/embeddings` or `/v1/messages, /v1/messages/count_tokens, /v1/chat/completions`. */
+export function pathsOf(endpoints: ReadonlySet<Endpoint>): string {
+  return [...endpoints].map((endpoint) => PATH_OF[endpoint]).join(', ');
+}
