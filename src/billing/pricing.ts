@@ -10,6 +10,12 @@ export interface Prices {
   readonly cacheWrite: Pico;
   readonly reasoning: Pico;
   readonly request: Pico;
+  readonly inputImage: Pico;
+  readonly outputImage: Pico;
+  /** Per image, by `size/quality` and `size` (`*` for one price for every size); empty: none. */
+  readonly image: ReadonlyMap<string, Pico>;
+  /** The dearest per-image price: what an image of a size the table does not name is held at and charged. */
+  readonly dearestImage: Pico;
 }
 
 /** Absent cache and reasoning prices fall back to the input and output prices. */
@@ -24,14 +30,37 @@ export function compilePrices(pricing: Pricing): Prices {
     reasoning: pricing.reasoning === null ? output : perMillionToPicoPerToken(pricing.reasoning),
     // `request` is USD per request, not per million: × 10^6 turns the per-token conversion back.
     request: pricing.request === null ? 0n : perMillionToPicoPerToken(pricing.request) * 1_000_000n,
+    inputImage: pricing.inputImage === null ? input : perMillionToPicoPerToken(pricing.inputImage),
+    outputImage: pricing.outputImage === null ? output : perMillionToPicoPerToken(pricing.outputImage),
+    ...imagePrices(pricing.image),
   };
+}
+
+/** USD per image, as written, in pico-dollars: × 10^6 turns the per-million conversion back. */
+function imagePrices(image: Pricing['image']): { image: ReadonlyMap<string, Pico>; dearestImage: Pico } {
+  const entries: [string, number][] =
+    image === null ? [] : typeof image === 'number' ? [['*', image]] : Object.entries(image);
+  const table = new Map(entries.map(([key, usd]) => [key, perMillionToPicoPerToken(usd) * 1_000_000n]));
+  return { image: table, dearestImage: [...table.values()].reduce((a, b) => (b > a ? b : a), 0n) };
+}
+
+/**
+ * The per-image price of a request (issue #13): its `size/quality`, then its `size`, then the one
+ * price for every size. A size the table does not name (or `auto`) pays the dearest: never less
+ * than the image could cost.
+ */
+export function imagePriceOf(prices: Prices, size: unknown, quality: unknown): Pico {
+  if (prices.image.size === 0) return 0n;
+  const s = typeof size === 'string' ? size : 'auto';
+  const q = typeof quality === 'string' ? quality : 'auto';
+  return prices.image.get(`${s}/${q}`) ?? prices.image.get(s) ?? prices.image.get('*') ?? prices.dearestImage;
 }
 
 /**
  * What a request cost. Reasoning tokens are part of the output count (both formats report them
  * that way) and are priced at the reasoning price when one is set.
  */
-export function costOf(usage: TokenUsage, prices: Prices): Pico {
+export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n): Pico {
   const reasoning = BigInt(Math.min(usage.reasoning, usage.output));
   const plainOutput = BigInt(usage.output) - reasoning;
   return (
@@ -40,6 +69,9 @@ export function costOf(usage: TokenUsage, prices: Prices): Pico {
     BigInt(usage.cacheWrite) * prices.cacheWrite +
     plainOutput * prices.output +
     reasoning * prices.reasoning +
+    BigInt(usage.inputImage ?? 0) * prices.inputImage +
+    BigInt(usage.outputImage ?? 0) * prices.outputImage +
+    BigInt(usage.images ?? 0) * imagePrice +
     prices.request
   );
 }

@@ -3,13 +3,15 @@ import { PATH_OF, TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
 
 /**
  * The endpoints a model serves, decided by its output modalities (issue #13): `text` serves
- * Messages, count_tokens and Chat Completions; `embeddings` serves /v1/embeddings. A request on
+ * Messages, count_tokens and Chat Completions; `embeddings` serves /v1/embeddings; `image` serves
+ * /v1/images/generations (and Chat, with `text` beside it). A request on
  * any other endpoint is refused before routing, naming the endpoints the model does serve.
  */
 export function endpointsOf(model: ModelConfig): ReadonlySet<Endpoint> {
   const endpoints = new Set<Endpoint>();
   if (model.outputModalities.includes('text')) for (const endpoint of TEXT_ENDPOINTS) endpoints.add(endpoint);
   if (model.outputModalities.includes('embeddings')) endpoints.add('embeddings');
+  if (model.outputModalities.includes('image')) endpoints.add('images_generations');
   return endpoints;
 }
 

@@ -1,5 +1,6 @@
 import type { Catalogue, CatalogueEntry } from './catalogue.ts';
 import { perTokenFromPerMillion } from './decimal.ts';
+import type { Pricing } from '../config/types.ts';
 
 /**
  * GET /v1/models in one shape both official SDKs accept: OpenAI's list (`object: "list"`, entries
@@ -46,6 +47,7 @@ export function modelEntry(entry: CatalogueEntry): Record<string, unknown> {
       input_cache_write: perTokenFromPerMillion(price.cacheWrite ?? price.input),
       internal_reasoning: perTokenFromPerMillion(price.reasoning ?? price.output),
       request: String(price.request ?? 0),
+      ...mediaPricing(price),
     },
     supported_parameters: entry.parameters,
   };
@@ -86,4 +88,21 @@ export function listModels(
     first_id: page[0]?.model.id ?? null,
     last_id: page.at(-1)?.model.id ?? null,
   };
+}
+
+/**
+ * Media prices (issue #13), only where the model has them: image tokens per token, as the other
+ * token prices, and USD per image generated, `image_output` (OpenRouter's name) being the one
+ * price or the dearest of the table, which is shown as written in `image_output_by_size`.
+ */
+function mediaPricing(price: Pricing): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (price.inputImage !== null) out['input_image_token'] = perTokenFromPerMillion(price.inputImage);
+  if (price.outputImage !== null) out['output_image_token'] = perTokenFromPerMillion(price.outputImage);
+  if (typeof price.image === 'number') out['image_output'] = String(price.image);
+  else if (price.image !== null) {
+    out['image_output'] = String(Math.max(...Object.values(price.image)));
+    out['image_output_by_size'] = Object.fromEntries(Object.entries(price.image).map(([k, v]) => [k, String(v)]));
+  }
+  return out;
 }

@@ -84,6 +84,14 @@ export const pricingSchema = z.strictObject({
   cache_write: price.optional(),
   reasoning: price.optional(),
   request: price.optional(),
+  /** Image tokens, per million (issue #13); default to `input` and `output`. */
+  input_image: price.optional(),
+  output_image: price.optional(),
+  /**
+   * USD per image generated: one price, or a table by size and quality (`1024x1024`,
+   * `1024x1536/high`); a request matches size/quality, then size, and otherwise pays the dearest.
+   */
+  image: z.union([price, z.record(z.string().regex(/^(\d+x\d+|auto)(\/[a-z]+)?$/, 'must be a size such as "1024x1024", optionally with "/quality"'), price)]).optional(),
 });
 
 export const modelSchema = z.strictObject({
@@ -97,6 +105,8 @@ export const modelSchema = z.strictObject({
   max_output_tokens: positiveInt.optional(),
   input_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
   output_modalities: z.array(z.enum(MODALITIES)).min(1).optional(),
+  /** The most images one request may ask for (`n`); OpenAI's limit is 10. */
+  max_images: numeric(z.number().int().min(1).max(10)).optional(),
   created: z.iso.date().or(z.iso.datetime()).optional(),
   /** Chat request parameters the model honours, for GET /v1/models; else derived from its route. */
   supported_parameters: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a parameter name such as "tools"')).optional(),
@@ -104,6 +114,10 @@ export const modelSchema = z.strictObject({
   // Output tokens are billed for text output: leaving the price out there would make them free.
   if (model.pricing.output === undefined && (model.output_modalities ?? ['text']).includes('text')) {
     ctx.addIssue({ code: 'custom', path: ['pricing', 'output'], message: 'is required for a model with text output' });
+  }
+  // A model that draws must say what an image costs, or every image would be free.
+  if ((model.output_modalities ?? []).includes('image') && model.pricing.image === undefined && model.pricing.output_image === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['pricing'], message: 'a model with image output needs `image` (per image) or `output_image` (per million image tokens)' });
   }
 });
 

@@ -92,6 +92,11 @@ export interface Pricing {
   readonly reasoning: number | null;
   /** Flat USD per request. */
   readonly request: number | null;
+  /** Image tokens, USD per million; null: the input and output prices. */
+  readonly inputImage: number | null;
+  readonly outputImage: number | null;
+  /** USD per image: one price, a table by `size` or `size/quality`, or null for none. */
+  readonly image: number | Readonly<Record<string, number>> | null;
 }
 
 export interface RouteConfig {
@@ -110,6 +115,8 @@ export interface ModelConfig {
   readonly pricing: Pricing;
   readonly contextLength: number | null;
   readonly maxOutputTokens: number | null;
+  /** The most images one request may ask for; null: 10, OpenAI's limit. */
+  readonly maxImages: number | null;
   readonly inputModalities: readonly string[];
   readonly outputModalities: readonly string[];
   readonly created: Date;

@@ -15,6 +15,7 @@ import { picoToUsdNumber } from '../billing/money.ts';
 import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { failureOf } from '../routing/failures.ts';
 import { sendEmbeddings } from './embeddings-result.ts';
+import { sendImages } from './images-result.ts';
 
 /**
  * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
@@ -39,6 +40,13 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
     }
     attempt.commit();
     return sendEmbeddings(ctx, result, provider);
+  }
+  if (route.endpoint === 'images_generations' || result.format === 'images') {
+    if (route.endpoint !== 'images_generations' || result.format !== 'images') {
+      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
+    }
+    attempt.commit();
+    return sendImages(ctx, result, provider);
   }
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {

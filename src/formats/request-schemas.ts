@@ -88,3 +88,18 @@ export const embeddingsRequestSchema = z.looseObject({
   encoding_format: z.enum(['float', 'base64']).optional(),
   user: z.string().optional(),
 });
+
+/**
+ * POST /v1/images/generations (media.md §1.1). `n` is checked against the model's own maximum
+ * after routing (resolve-model). Streaming (`stream: true`) is not served yet: refused by name
+ * rather than answered with something a client's stream reader would misread.
+ */
+export const imagesRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  prompt: z.string().min(1, 'must not be empty'),
+  n: z.number().int().min(1).max(10).nullable().optional(),
+  size: z.string().min(1).nullable().optional(),
+  quality: z.string().min(1).nullable().optional(),
+  response_format: z.enum(['url', 'b64_json']).nullable().optional(),
+  stream: z.literal(false, 'streamed images are not supported yet; leave stream out').nullable().optional(),
+});

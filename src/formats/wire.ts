@@ -35,6 +35,7 @@ export type {
   CreateEmbeddingResponse as EmbeddingsResponse,
   EmbeddingCreateParams as EmbeddingsRequest,
 } from 'openai/resources/embeddings';
+export type { ImageGenerateParamsNonStreaming as ImagesRequest, ImagesResponse } from 'openai/resources/images';
 
 /** `T` with the fields `K` left out when empty instead of sent as `null`. */
 type AbsentWhenEmpty<T, K extends keyof T> = Omit<T, K> & { [P in K]?: NonNullable<T[P]> };
@@ -75,7 +76,7 @@ export type MessagesStreamEvent =
 export type WireFormat = 'messages' | 'chat';
 
 /** The inbound endpoints that carry a model. */
-export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'embeddings';
+export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'embeddings' | 'images_generations';
 
 /** The endpoints of text models: what a model whose output modalities include `text` serves. */
 export const TEXT_ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
@@ -90,6 +91,7 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
   count_tokens: 'messages',
   chat_completions: 'chat',
   embeddings: 'chat',
+  images_generations: 'chat',
 };
 
 /** The path of each endpoint, for messages that name them. */
@@ -98,6 +100,7 @@ export const PATH_OF: Readonly<Record<Endpoint, string>> = {
   count_tokens: '/v1/messages/count_tokens',
   chat_completions: '/v1/chat/completions',
   embeddings: '/v1/embeddings',
+  images_generations: '/v1/images/generations',
 };
 
 /** Token counts normalised across formats. `input` excludes cached tokens (Anthropic's convention). */
@@ -108,4 +111,9 @@ export interface TokenUsage {
   cacheWrite: number;
   /** Part of `output` spent on reasoning, when the upstream reports it. */
   reasoning: number;
+  /** Image tokens read and written, apart from `input` and `output` (issue #13: own prices). */
+  inputImage?: number;
+  outputImage?: number;
+  /** Images generated, each at the per-image price of the request's size and quality. */
+  images?: number;
 }

@@ -16,7 +16,8 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
   if (!route || !body) return 0;
   const tools = scan?.fields.get('tools');
   const toolsText = raw && tools ? raw.toString('utf8', tools.start, tools.end) : undefined;
-  const format = route.endpoint === 'chat_completions' ? 'chat' : route.endpoint === 'embeddings' ? 'embeddings' : 'messages';
+  const format =
+    route.endpoint === 'chat_completions' ? 'chat' : route.endpoint === 'embeddings' ? 'embeddings' : route.endpoint === 'images_generations' ? 'images' : 'messages';
   state.inputTokens = await countInputTokens(format, body, String(key?.id ?? ''), toolsText);
   return state.inputTokens;
 }

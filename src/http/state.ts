@@ -47,6 +47,8 @@ export interface Reservation {
   readonly amount: Pico;
   /** The request's input estimate in tokens (before the hold's safety margin). */
   readonly inputTokens: number;
+  /** The per-image price of an images request, by its size and quality: what each image drawn costs. */
+  readonly imagePrice?: Pico;
 }
 
 /** Per-request state shared by the middleware chain (`ctx.state`). */

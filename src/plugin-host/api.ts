@@ -19,6 +19,8 @@ import type {
   EmbeddingsRequest,
   EmbeddingsResponse,
   Endpoint,
+  ImagesRequest,
+  ImagesResponse,
   Message,
   MessagesRequest,
   MessagesStreamEvent,
@@ -28,7 +30,7 @@ import type {
 
 import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
-export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, WireFormat } from '../formats/wire.ts';
+export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, ImagesRequest, ImagesResponse, WireFormat } from '../formats/wire.ts';
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
@@ -117,7 +119,8 @@ export type ClientRequest =
   | { readonly endpoint: 'messages'; readonly body: MessagesRequest; readonly stream: boolean }
   | { readonly endpoint: 'count_tokens'; readonly body: CountTokensRequest; readonly stream: false }
   | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
-  | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false };
+  | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false }
+  | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: false };
 
 /** Per-request facts a plugin may use. */
 export interface CallContext {
@@ -163,7 +166,16 @@ export interface FormattedEmbeddings {
   readonly body: EmbeddingsResponse;
 }
 
-export type PluginResult = FormattedBody | FormattedStream | FormattedCount | FormattedEmbeddings;
+/**
+ * The answer to an `images_generations` request: `data` holds one entry per image drawn, with
+ * `b64_json` (or `url`); `usage` in OpenAI's Images shape when the model reports tokens (since 1.2.0).
+ */
+export interface FormattedImages {
+  readonly format: 'images';
+  readonly body: ImagesResponse;
+}
+
+export type PluginResult = FormattedBody | FormattedStream | FormattedCount | FormattedEmbeddings | FormattedImages;
 
 /** Answers a request in-process. */
 export type InProcessHandler = (request: ClientRequest, ctx: CallContext) => Promise<PluginResult>;

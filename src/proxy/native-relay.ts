@@ -5,6 +5,7 @@ import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
+import { ImagesUsageTap } from '../usage/images-tap.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
@@ -55,7 +56,12 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     }
   };
 
-  const tap = status < 300 && endpoint !== 'count_tokens' ? createUsageTap(FORMAT_OF[endpoint], contentType) : null;
+  const tap =
+    status >= 300 || endpoint === 'count_tokens'
+      ? null
+      : endpoint === 'images_generations' && !isSse
+        ? new ImagesUsageTap()
+        : createUsageTap(FORMAT_OF[endpoint], contentType);
   let usageRead = false;
   const readUsage = (): void => {
     if (usageRead) return;

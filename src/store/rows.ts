@@ -49,6 +49,10 @@ export function toLedgerRow(row: Row): LedgerRow {
       cacheRead: int(row['cache_read_tokens']),
       cacheWrite: int(row['cache_write_tokens']),
       reasoning: int(row['reasoning_tokens']),
+      // Only where there are any, so a text request's usage reads as before (issue #13).
+      ...(int(row['input_image_tokens']) > 0 && { inputImage: int(row['input_image_tokens']) }),
+      ...(int(row['output_image_tokens']) > 0 && { outputImage: int(row['output_image_tokens']) }),
+      ...(int(row['images']) > 0 && { images: int(row['images']) }),
     },
     cost: money(row['cost']),
     charged: money(row['charged']),

@@ -73,3 +73,22 @@ export function applyChatChunk(into: TokenUsage, chunk: Record<string, unknown>)
   applyChatUsage(into, chunk['usage']);
   return true;
 }
+
+/**
+ * Folds an Images `usage` (media.md §1.3): input tokens split into text and image by
+ * `input_tokens_details`, output into image and text by `output_tokens_details`. Without output
+ * details every output token is an image token: the Images endpoints often leave them out, and
+ * pricing image output at the text rate under-charged elsewhere (media.md §1.3, LiteLLM#31142).
+ */
+export function applyImagesUsage(into: TokenUsage, raw: unknown): void {
+  const usage = record(raw);
+  if (!usage) return;
+  const input = count(usage['input_tokens']);
+  const output = count(usage['output_tokens']);
+  const inDetails = record(usage['input_tokens_details']);
+  const outDetails = record(usage['output_tokens_details']);
+  into.inputImage = Math.min(input, count(inDetails?.['image_tokens']));
+  into.input = input - into.inputImage;
+  into.outputImage = outDetails ? Math.min(output, count(outDetails['image_tokens'])) : output;
+  into.output = output - into.outputImage;
+}

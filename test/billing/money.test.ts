@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../src/config/load.ts';
 import { picoToUsdText, perMillionToPicoPerToken, usdToPico } from '../../src/billing/money.ts';
-import { compilePrices, costOf, maxCostOf } from '../../src/billing/pricing.ts';
+import { compilePrices, costOf, imagePriceOf, maxCostOf } from '../../src/billing/pricing.ts';
 
 const usage = (u: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }>) => ({
   input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, ...u,
 });
-const pricing = (p: Partial<{ input: number; output: number; cacheRead: number | null; cacheWrite: number | null; reasoning: number | null; request: number | null }>) => ({
-  input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, ...p,
+const pricing = (p: Partial<{ input: number; output: number; cacheRead: number | null; cacheWrite: number | null; reasoning: number | null; request: number | null; inputImage: number | null; outputImage: number | null; image: number | Record<string, number> | null }>) => ({
+  input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, inputImage: null, outputImage: null, image: null, ...p,
 });
 
 describe('money in integer pico-dollars', () => {
@@ -39,6 +39,26 @@ describe('money in integer pico-dollars', () => {
   it('refuses a price with more than 6 decimals at its YAML path', () => {
     const yaml = 'providers: [{ id: p, plugin: mock }]\nmodels: [{ id: m, routes: [{ provider: p }], pricing: { input: 0.0000001, output: 1 } }]';
     expect(() => parseConfig(yaml, '/x.yaml', {})).to.throw(/models\[0\]\.pricing\.input: must have at most 6 decimal places/);
+  });
+});
+
+describe('per-image prices (issue #13)', () => {
+  const table = compilePrices(pricing({ image: { '1024x1024': 0.04, '1024x1024/hd': 0.08, '1792x1024/hd': 0.12, auto: 0.05 } }));
+
+  it('match size/quality, then size, then the one price; an unnamed size pays the dearest', () => {
+    expect(imagePriceOf(table, '1024x1024', 'hd')).to.equal(usdToPico(0.08));
+    expect(imagePriceOf(table, '1024x1024', 'standard')).to.equal(usdToPico(0.04));
+    expect(imagePriceOf(table, '1024x1024', undefined)).to.equal(usdToPico(0.04));
+    expect(imagePriceOf(table, undefined, undefined)).to.equal(usdToPico(0.05)); // "auto"
+    expect(imagePriceOf(table, '512x512', 'low')).to.equal(usdToPico(0.12));
+    expect(imagePriceOf(compilePrices(pricing({ image: 0.02 })), '1536x1024', 'high')).to.equal(usdToPico(0.02));
+    expect(imagePriceOf(compilePrices(pricing({})), '1024x1024', 'hd')).to.equal(0n);
+  });
+
+  it('charges images and image tokens at their own prices', () => {
+    const prices = compilePrices(pricing({ input: 5, output: 10, inputImage: 10, outputImage: 40 }));
+    const usage = { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, reasoning: 0, inputImage: 40, outputImage: 50, images: 2 };
+    expect(costOf(usage, prices, usdToPico(0.011))).to.equal(usdToPico((10 * 5 + 2 * 10 + 40 * 10 + 50 * 40) / 1e6 + 2 * 0.011));
   });
 });
 

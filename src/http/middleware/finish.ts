@@ -45,7 +45,7 @@ async function finish(
   if (state.key && state.ledger) {
     try {
       // count_tokens is free, like Anthropic's own, whatever the model's per-request fee.
-      const cost = usage && state.route && state.route.endpoint !== 'count_tokens' ? costOf(usage, state.route.prices) : 0n;
+      const cost = usage && state.route && state.route.endpoint !== 'count_tokens' ? costOf(usage, state.route.prices, state.reservation?.imagePrice) : 0n;
       const settled = await settlements.settle({
         requestId: state.requestId,
         keyId: state.key.id,

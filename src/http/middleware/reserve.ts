@@ -1,5 +1,5 @@
-import { maxCostOf } from '../../billing/pricing.ts';
-import { picoToUsdText } from '../../billing/money.ts';
+import { imagePriceOf, maxCostOf } from '../../billing/pricing.ts';
+import { picoToUsdText, type Pico } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
@@ -12,6 +12,11 @@ import type { GatewayMiddleware } from '../state.ts';
 const INPUT_MARGIN = 1.5;
 /** Output held when neither the request nor the catalogue bounds it. */
 const FALLBACK_MAX_OUTPUT = 32_768;
+/**
+ * Image tokens held per image when the model sets no `max_output_tokens`: above the 6,240 that
+ * gpt-image-1 reports for its largest high-quality image (media.md §6.1).
+ */
+const IMAGE_TOKENS_BOUND = 8_192;
 
 /**
  * Reserve, then settle (issue #4; reliability.md §3.1). Before anything goes upstream, the
@@ -30,8 +35,15 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
     const inputTokens = await inputTokensOf(ctx.state);
     // Chat's `n` asks for that many choices, each up to the output limit; embeddings have no output.
     const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
-    const maxOutput = route.endpoint === 'embeddings' ? 0 : maxOutputOf(body, route.model) * choices;
-    const amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
+    const maxOutput = route.endpoint === 'embeddings' || route.endpoint === 'images_generations' ? 0 : maxOutputOf(body, route.model) * choices;
+    let amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
+    let imagePrice: Pico | undefined;
+    if (route.endpoint === 'images_generations') {
+      // Every image asked for, at its size and quality's price, and its image tokens at their bound.
+      const images = BigInt(typeof body['n'] === 'number' ? body['n'] : 1);
+      imagePrice = imagePriceOf(route.prices, body['size'], body['quality']);
+      amount += images * (imagePrice + BigInt(route.model.maxOutputTokens ?? IMAGE_TOKENS_BOUND) * route.prices.outputImage);
+    }
     const reserved = await holds.reserve({
       requestId,
       keyId: key.id,
@@ -45,7 +57,7 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
       const available = reserved.available > 0n ? reserved.available : 0n;
       throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(available));
     }
-    ctx.state.reservation = { amount, inputTokens };
+    ctx.state.reservation = { amount, inputTokens, ...(imagePrice !== undefined && { imagePrice }) };
     await next();
   };
 }

@@ -73,4 +73,13 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
       INSERT INTO meta (name, value) VALUES ('keys_version', 0);
     `,
   },
+  {
+    // Image tokens and images drawn, each at its own price (issue #13); 0 for text requests.
+    version: 2,
+    sql: `
+      ALTER TABLE ledger ADD COLUMN input_image_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN output_image_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN images INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -82,4 +82,13 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
       ALTER TABLE keys ADD COLUMN concurrency INTEGER;
     `,
   },
+  {
+    // Image tokens and images drawn, each at its own price (issue #13); 0 for text requests.
+    version: 4,
+    sql: `
+      ALTER TABLE ledger ADD COLUMN input_image_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN output_image_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN images INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
