@@ -4,7 +4,7 @@ import type { KeyStore } from './auth/key-store.ts';
 import type { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createDispatcher } from './dispatch/dispatch.ts';
-import { chatRequestSchema, countTokensRequestSchema, embeddingsRequestSchema, imagesRequestSchema, messagesRequestSchema } from './formats/request-schemas.ts';
+import { chatRequestSchema, countTokensRequestSchema, embeddingsRequestSchema, imagesRequestSchema, messagesRequestSchema, speechRequestSchema } from './formats/request-schemas.ts';
 import { createRequestFinish, markLedgered } from './http/middleware/finish.ts';
 import { createReservation } from './http/middleware/reserve.ts';
 import { createRateLimit } from './http/middleware/rate-limit.ts';
@@ -103,6 +103,10 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     '/v1/images/generations',
     markLedgered, auth, body, createValidator(imagesRequestSchema), createModelResolver(parts.catalogue, 'images_generations'), rateLimit, reserve, dispatch,
   );
+  router.post(
+    '/v1/audio/speech',
+    markLedgered, auth, body, createValidator(speechRequestSchema), createModelResolver(parts.catalogue, 'audio_speech'), rateLimit, reserve, dispatch,
+  );
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
   router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements, parts.holds));
@@ -114,7 +118,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
   // Claude Code probes `HEAD /` before its first request and ignores the status (real-clients.md).
   router.get('/', async (ctx) => {
-    ctx.body = { name: 'junction', endpoints: ['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions', '/v1/embeddings', '/v1/images/generations', '/v1/models'] };
+    ctx.body = { name: 'junction', endpoints: ['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions', '/v1/embeddings', '/v1/images/generations', '/v1/audio/speech', '/v1/models'] };
   });
 
   app.use(createRequestContext());

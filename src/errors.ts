@@ -195,6 +195,9 @@ export const ERR = {
           : `provider "${provider}" has no API key: set providers[].api_key in the gateway config`,
       headers: NO_RETRY,
     }),
+  // An in-process plugin refused the request as the caller's to fix (PluginRequestError, issue #13).
+  pluginRefused: (status: number, message: string, param: string | undefined) =>
+    new GatewayError({ status, code: 'GW_ERR_PLUGIN_REFUSED', message, ...(param !== undefined && { param }) }),
   // The catalogue's modalities decide what a model does (issue #13): an embedding model writes no chat.
   endpointNotServed: (model: string, path: string, served: string) =>
     new GatewayError({

@@ -2,6 +2,7 @@ import { definePlugin, type CallContext, type ClientRequest, type PluginResult }
 import { chatBody, chatChunks } from './chat.ts';
 import { embed } from './embeddings.ts';
 import { draw } from './image.ts';
+import { speak } from './speech.ts';
 import { messagesBody, messagesEvents } from './messages.ts';
 import { estimateTokens, inputTexts, replyTo } from './reply.ts';
 
@@ -15,7 +16,7 @@ export default definePlugin({
   // It honours the length limit and a forced tool choice; everything else is accepted and has no effect.
   create: () => ({
     invoke,
-    invokes: ['messages', 'count_tokens', 'chat_completions', 'embeddings', 'images_generations'],
+    invokes: ['messages', 'count_tokens', 'chat_completions', 'embeddings', 'images_generations', 'audio_speech'],
     parameters: ['max_tokens', 'tools', 'tool_choice'],
   }),
 });
@@ -24,6 +25,7 @@ async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginR
   const id = ctx.requestId.replace(/^req_/, '');
   if (request.endpoint === 'embeddings') return { format: 'embeddings', body: embed(request.body, ctx.upstreamModel) };
   if (request.endpoint === 'images_generations') return { format: 'images', body: draw(request.body) };
+  if (request.endpoint === 'audio_speech') return speak(request.body);
   if (request.endpoint === 'count_tokens') {
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
   }

@@ -13,7 +13,7 @@ const REASONING_FIELDS = {
 
 /**
  * `openai`: any upstream that speaks OpenAI Chat Completions (OpenAI, OpenRouter, DeepSeek, Groq,
- * vLLM, Ollama…). Chat Completions, embeddings and image generation go through natively, byte for byte; Messages requests are
+ * vLLM, Ollama…). Chat Completions, embeddings, image generation and speech go through natively, byte for byte; Messages requests are
  * translated by the core, in the dialect the options describe. `base_url` follows the OpenAI
  * SDK's convention: it includes `/v1` (or the vendor's equivalent prefix).
  */
@@ -38,7 +38,7 @@ export default definePlugin<ChatProviderOptions>({
     };
     return {
       native: {
-        endpoints: { chat_completions: url, embeddings: `${base}/embeddings`, images_generations: `${base}/images/generations` },
+        endpoints: { chat_completions: url, embeddings: `${base}/embeddings`, images_generations: `${base}/images/generations`, audio_speech: `${base}/audio/speech` },
         headers,
         forwardHeaders: provider.options.forward_headers?.map((h) => h.toLowerCase()) ?? [],
       },

@@ -16,6 +16,8 @@ export interface Prices {
   readonly image: ReadonlyMap<string, Pico>;
   /** The dearest per-image price: what an image of a size the table does not name is held at and charged. */
   readonly dearestImage: Pico;
+  /** Per character of speech input. */
+  readonly characters: Pico;
 }
 
 /** Absent cache and reasoning prices fall back to the input and output prices. */
@@ -33,6 +35,7 @@ export function compilePrices(pricing: Pricing): Prices {
     inputImage: pricing.inputImage === null ? input : perMillionToPicoPerToken(pricing.inputImage),
     outputImage: pricing.outputImage === null ? output : perMillionToPicoPerToken(pricing.outputImage),
     ...imagePrices(pricing.image),
+    characters: pricing.characters === null ? 0n : perMillionToPicoPerToken(pricing.characters),
   };
 }
 
@@ -72,6 +75,7 @@ export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n)
     BigInt(usage.inputImage ?? 0) * prices.inputImage +
     BigInt(usage.outputImage ?? 0) * prices.outputImage +
     BigInt(usage.images ?? 0) * imagePrice +
+    BigInt(usage.characters ?? 0) * prices.characters +
     prices.request
   );
 }

@@ -12,6 +12,8 @@ export function endpointsOf(model: ModelConfig): ReadonlySet<Endpoint> {
   if (model.outputModalities.includes('text')) for (const endpoint of TEXT_ENDPOINTS) endpoints.add(endpoint);
   if (model.outputModalities.includes('embeddings')) endpoints.add('embeddings');
   if (model.outputModalities.includes('image')) endpoints.add('images_generations');
+  // Audio without text is a speech model; a chat model that also speaks (text and audio) is not.
+  if (model.outputModalities.includes('audio') && !model.outputModalities.includes('text')) endpoints.add('audio_speech');
   return endpoints;
 }
 

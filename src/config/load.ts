@@ -268,6 +268,7 @@ function build(
       inputImage: m.pricing.input_image ?? null,
       outputImage: m.pricing.output_image ?? null,
       image: m.pricing.image ?? null,
+      characters: m.pricing.characters ?? null,
     },
     contextLength: m.context_length ?? null,
     maxOutputTokens: m.max_output_tokens ?? null,

@@ -91,6 +91,8 @@ export const pricingSchema = z.strictObject({
    * USD per image generated: one price, or a table by size and quality (`1024x1024`,
    * `1024x1536/high`); a request matches size/quality, then size, and otherwise pays the dearest.
    */
+  /** Speech: USD per million characters of `input` (issue #13). */
+  characters: price.optional(),
   image: z.union([price, z.record(z.string().regex(/^(\d+x\d+|auto)(\/[a-z]+)?$/, 'must be a size such as "1024x1024", optionally with "/quality"'), price)]).optional(),
 });
 
@@ -114,6 +116,11 @@ export const modelSchema = z.strictObject({
   // Output tokens are billed for text output: leaving the price out there would make them free.
   if (model.pricing.output === undefined && (model.output_modalities ?? ['text']).includes('text')) {
     ctx.addIssue({ code: 'custom', path: ['pricing', 'output'], message: 'is required for a model with text output' });
+  }
+  // A speech model (audio out, no text) must say what a character costs, or speech would be free.
+  const outputs = model.output_modalities ?? ['text'];
+  if (outputs.includes('audio') && !outputs.includes('text') && model.pricing.characters === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['pricing', 'characters'], message: 'is required for a speech model (audio output without text)' });
   }
   // A model that draws must say what an image costs, or every image would be free.
   if ((model.output_modalities ?? []).includes('image') && model.pricing.image === undefined && model.pricing.output_image === undefined) {

@@ -95,6 +95,8 @@ export interface Pricing {
   /** Image tokens, USD per million; null: the input and output prices. */
   readonly inputImage: number | null;
   readonly outputImage: number | null;
+  /** Speech: USD per million characters; null for none. */
+  readonly characters: number | null;
   /** USD per image: one price, a table by `size` or `size/quality`, or null for none. */
   readonly image: number | Readonly<Record<string, number>> | null;
 }

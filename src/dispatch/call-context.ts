@@ -1,7 +1,7 @@
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { CallContext, ClientRequest } from '../plugin-host/api.ts';
-import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type ImagesRequest, type MessagesRequest } from '../formats/wire.ts';
+import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type ImagesRequest, type MessagesRequest, type SpeechRequest } from '../formats/wire.ts';
 import { ERR } from '../errors.ts';
 
 /** The validated request as plugins receive it. */
@@ -21,6 +21,8 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
       return { endpoint: 'embeddings', body: body as unknown as EmbeddingsRequest, stream: false };
     case 'images_generations':
       return { endpoint: 'images_generations', body: body as unknown as ImagesRequest, stream: false };
+    case 'audio_speech':
+      return { endpoint: 'audio_speech', body: body as unknown as SpeechRequest, stream: false };
   }
 }
 

@@ -93,6 +93,8 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
     result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.cancel.signal));
   } catch (err) {
     if (err instanceof GatewayError) return failed(failureOf(err));
+    const refusal = pluginRefusalOf(err);
+    if (refusal) return failed(failureOf(ERR.pluginRefused(refusal.status, refusal.message, refusal.param)));
     log.error({ req_id: ctx.state.requestId, provider: providerId, err: String(err) }, 'plugin invoke failed');
     return failed(failureOf(ERR.pluginFailed(providerId)));
   }
@@ -100,3 +102,14 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
 }
 
 const targetKey = (providerId: string, endpoint: Endpoint): string => `${providerId}\u0000${endpoint}`;
+
+/**
+ * A PluginRequestError, recognised by shape rather than instanceof: a plugin installed as a
+ * package may carry its own copy of the contract module. Only 4xx statuses count as the caller's.
+ */
+function pluginRefusalOf(err: unknown): { status: number; message: string; param: string | undefined } | null {
+  if (!(err instanceof Error) || err.name !== 'PluginRequestError') return null;
+  const { status, param } = err as Error & { status?: unknown; param?: unknown };
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  return { status, message: err.message, param: typeof param === 'string' ? param : undefined };
+}

@@ -16,6 +16,7 @@ import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/att
 import { failureOf } from '../routing/failures.ts';
 import { sendEmbeddings } from './embeddings-result.ts';
 import { sendImages } from './images-result.ts';
+import { sendAudio } from './audio-result.ts';
 
 /**
  * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
@@ -47,6 +48,12 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
     }
     attempt.commit();
     return sendImages(ctx, result, provider);
+  }
+  if (route.endpoint === 'audio_speech' || result.format === 'audio') {
+    if (route.endpoint !== 'audio_speech' || result.format !== 'audio') {
+      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
+    }
+    return sendAudio(ctx, result, provider, attempt);
   }
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {

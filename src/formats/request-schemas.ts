@@ -103,3 +103,17 @@ export const imagesRequestSchema = z.looseObject({
   response_format: z.enum(['url', 'b64_json']).nullable().optional(),
   stream: z.literal(false, 'streamed images are not supported yet; leave stream out').nullable().optional(),
 });
+
+/**
+ * POST /v1/audio/speech (media.md §2.1). Voices and formats are the upstream's to judge: an unknown
+ * one goes upstream and its error comes back (issue #13), so only the shape is checked here.
+ */
+export const speechRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  input: z.string().min(1, 'must not be empty'),
+  voice: z.union([z.string().min(1), z.looseObject({ id: z.string().min(1) })]),
+  response_format: z.string().min(1).optional(),
+  speed: z.number().positive().optional(),
+  instructions: z.string().optional(),
+  stream_format: z.string().min(1).optional(),
+});

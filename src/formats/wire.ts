@@ -36,6 +36,7 @@ export type {
   EmbeddingCreateParams as EmbeddingsRequest,
 } from 'openai/resources/embeddings';
 export type { ImageGenerateParamsNonStreaming as ImagesRequest, ImagesResponse } from 'openai/resources/images';
+export type { SpeechCreateParams as SpeechRequest } from 'openai/resources/audio/speech';
 
 /** `T` with the fields `K` left out when empty instead of sent as `null`. */
 type AbsentWhenEmpty<T, K extends keyof T> = Omit<T, K> & { [P in K]?: NonNullable<T[P]> };
@@ -76,7 +77,7 @@ export type MessagesStreamEvent =
 export type WireFormat = 'messages' | 'chat';
 
 /** The inbound endpoints that carry a model. */
-export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'embeddings' | 'images_generations';
+export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'embeddings' | 'images_generations' | 'audio_speech';
 
 /** The endpoints of text models: what a model whose output modalities include `text` serves. */
 export const TEXT_ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
@@ -92,6 +93,16 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
   chat_completions: 'chat',
   embeddings: 'chat',
   images_generations: 'chat',
+  audio_speech: 'chat',
+};
+
+/**
+ * The bytes that mark the last event of an endpoint's own SSE stream, where it is not Chat's
+ * `[DONE]` or finish_reason: a stream that ends without it was cut (issue #13; media.md §2.2).
+ * Quoted, so it matches only a JSON string value, never escaped text inside one.
+ */
+export const SSE_TERMINATOR_OF: Partial<Readonly<Record<Endpoint, Buffer>>> = {
+  audio_speech: Buffer.from('"speech.audio.done"'),
 };
 
 /** The path of each endpoint, for messages that name them. */
@@ -101,6 +112,7 @@ export const PATH_OF: Readonly<Record<Endpoint, string>> = {
   chat_completions: '/v1/chat/completions',
   embeddings: '/v1/embeddings',
   images_generations: '/v1/images/generations',
+  audio_speech: '/v1/audio/speech',
 };
 
 /** Token counts normalised across formats. `input` excludes cached tokens (Anthropic's convention). */
@@ -116,4 +128,6 @@ export interface TokenUsage {
   outputImage?: number;
   /** Images generated, each at the per-image price of the request's size and quality. */
   images?: number;
+  /** Characters of text spoken (speech; issue #13). */
+  characters?: number;
 }

@@ -17,7 +17,7 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
   const tools = scan?.fields.get('tools');
   const toolsText = raw && tools ? raw.toString('utf8', tools.start, tools.end) : undefined;
   const format =
-    route.endpoint === 'chat_completions' ? 'chat' : route.endpoint === 'embeddings' ? 'embeddings' : route.endpoint === 'images_generations' ? 'images' : 'messages';
+    route.endpoint === 'chat_completions' ? 'chat' : route.endpoint === 'embeddings' ? 'embeddings' : route.endpoint === 'images_generations' ? 'images' : route.endpoint === 'audio_speech' ? 'speech' : 'messages';
   state.inputTokens = await countInputTokens(format, body, String(key?.id ?? ''), toolsText);
   return state.inputTokens;
 }

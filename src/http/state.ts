@@ -49,6 +49,8 @@ export interface Reservation {
   readonly inputTokens: number;
   /** The per-image price of an images request, by its size and quality: what each image drawn costs. */
   readonly imagePrice?: Pico;
+  /** Characters of a speech request's `input`: what it is charged for. */
+  readonly characters?: number;
 }
 
 /** Per-request state shared by the middleware chain (`ctx.state`). */

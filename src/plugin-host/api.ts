@@ -21,6 +21,7 @@ import type {
   Endpoint,
   ImagesRequest,
   ImagesResponse,
+  SpeechRequest,
   Message,
   MessagesRequest,
   MessagesStreamEvent,
@@ -30,7 +31,7 @@ import type {
 
 import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
-export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, ImagesRequest, ImagesResponse, WireFormat } from '../formats/wire.ts';
+export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, ImagesRequest, ImagesResponse, SpeechRequest, WireFormat } from '../formats/wire.ts';
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
@@ -120,7 +121,8 @@ export type ClientRequest =
   | { readonly endpoint: 'count_tokens'; readonly body: CountTokensRequest; readonly stream: false }
   | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
   | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false }
-  | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: false };
+  | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: false }
+  | { readonly endpoint: 'audio_speech'; readonly body: SpeechRequest; readonly stream: false };
 
 /** Per-request facts a plugin may use. */
 export interface CallContext {
@@ -175,7 +177,17 @@ export interface FormattedImages {
   readonly body: ImagesResponse;
 }
 
-export type PluginResult = FormattedBody | FormattedStream | FormattedCount | FormattedEmbeddings | FormattedImages;
+/**
+ * Audio bytes for an `audio_speech` request, whole or as they are made: the core sends each chunk
+ * as it comes, with backpressure, under `contentType` (since 1.2.0).
+ */
+export interface FormattedAudio {
+  readonly format: 'audio';
+  readonly contentType: string;
+  readonly body: Uint8Array | AsyncIterable<Uint8Array>;
+}
+
+export type PluginResult = FormattedBody | FormattedStream | FormattedCount | FormattedEmbeddings | FormattedImages | FormattedAudio;
 
 /** Answers a request in-process. */
 export type InProcessHandler = (request: ClientRequest, ctx: CallContext) => Promise<PluginResult>;
@@ -284,6 +296,24 @@ export class ProviderConfigError extends Error {
     super(message);
     this.name = 'ProviderConfigError';
     this.field = field;
+  }
+}
+
+/**
+ * Thrown from `invoke` to refuse a request the caller can fix (a 4xx): the client gets `status`
+ * and `message` in its own format, naming `param`, and nothing is charged (since 1.2.0). Any
+ * other error thrown from `invoke` is a 500 "plugin failed".
+ * @example
+ * throw new PluginRequestError(400, 'the demo speaks wav or pcm', 'response_format');
+ */
+export class PluginRequestError extends Error {
+  readonly status: number;
+  readonly param: string | undefined;
+  constructor(status: number, message: string, param?: string) {
+    super(message);
+    this.name = 'PluginRequestError';
+    this.status = status;
+    this.param = param;
   }
 }
 

@@ -51,9 +51,9 @@ export type FirstEvent =
  * Reads a native 2xx stream up to its first whole event(s), then pauses it: only then does the
  * gateway commit to the answer. Keepalives, if any, keep running meanwhile.
  */
-export function awaitFirstEvent(proxyRes: IncomingMessage, format: WireFormat, provider: string, timers: UpstreamTimers): Promise<FirstEvent> {
+export function awaitFirstEvent(proxyRes: IncomingMessage, format: WireFormat, provider: string, timers: UpstreamTimers, terminator?: Buffer): Promise<FirstEvent> {
   return new Promise((resolve) => {
-    const guard = new SseGuard(format);
+    const guard = new SseGuard(format, terminator);
     const raw: Buffer[] = [];
     const finish = (result: FirstEvent): void => {
       proxyRes.off('data', onData);

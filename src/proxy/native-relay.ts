@@ -1,11 +1,12 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ERR, GatewayError } from '../errors.ts';
-import { FORMAT_OF } from '../formats/wire.ts';
+import { FORMAT_OF, SSE_TERMINATOR_OF } from '../formats/wire.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
 import { ImagesUsageTap } from '../usage/images-tap.ts';
+import { speechCostHeader, speechUsage } from '../usage/speech.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
@@ -57,7 +58,8 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   };
 
   const tap =
-    status >= 300 || endpoint === 'count_tokens'
+    // Speech is charged by its characters, known from the request: its audio is never inspected.
+    status >= 300 || endpoint === 'count_tokens' || endpoint === 'audio_speech'
       ? null
       : endpoint === 'images_generations' && !isSse
         ? new ImagesUsageTap()
@@ -66,7 +68,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   const readUsage = (): void => {
     if (usageRead) return;
     usageRead = true;
-    const usage = tap?.finish();
+    const usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish();
     if (usage) state.outcome.usage = usage;
     if (tap) state.outcome.outputEstimate = tap.outputEstimate();
   };
@@ -102,12 +104,13 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     return () => undefined;
   }
   const headers = filterResponseHeaders(proxyRes.headers);
+  if (endpoint === 'audio_speech' && status < 300) headers['x-junction-cost-usd'] = speechCostHeader(ctx);
   const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
   if (isSse && status < 300) {
     const rewriter = chat && (state.usageForced === true || asksForUsage(state.body))
       ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
       : null;
-    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint]) }, rewriter, fail, provider);
+    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], SSE_TERMINATOR_OF[endpoint]) }, rewriter, fail, provider);
   } else if (chat && !isSse) {
     relayWithCost(proxyRes, res, status, headers, costAdder(state));
   } else {

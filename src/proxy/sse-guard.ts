@@ -43,8 +43,12 @@ export class SseGuard {
   #lastData = -1;
   #hasData = false;
 
-  constructor(format: WireFormat) {
+  /** An endpoint's own last event, such as speech's `"speech.audio.done"` (issue #13). */
+  readonly #terminator: Buffer | undefined;
+
+  constructor(format: WireFormat, terminator?: Buffer) {
     this.#chat = format === 'chat';
+    this.#terminator = terminator;
   }
 
   /** The bytes of the events completed by this chunk (possibly empty); a malformed event and all after it are withheld. */
@@ -61,6 +65,7 @@ export class SseGuard {
     this.#partsLength = 0;
     // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
     if (this.#chat && !this.terminated && buf.indexOf(FINISHED) !== -1) this.terminated = true;
+    if (this.#terminator !== undefined && !this.terminated && buf.indexOf(this.#terminator) !== -1) this.terminated = true;
     let lineStart = 0;
     let eventStart = 0;
     let forward = 0;

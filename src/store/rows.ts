@@ -53,6 +53,7 @@ export function toLedgerRow(row: Row): LedgerRow {
       ...(int(row['input_image_tokens']) > 0 && { inputImage: int(row['input_image_tokens']) }),
       ...(int(row['output_image_tokens']) > 0 && { outputImage: int(row['output_image_tokens']) }),
       ...(int(row['images']) > 0 && { images: int(row['images']) }),
+      ...(int(row['characters']) > 0 && { characters: int(row['characters']) }),
     },
     cost: money(row['cost']),
     charged: money(row['charged']),

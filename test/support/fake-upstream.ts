@@ -51,6 +51,8 @@ export interface Reply {
   flood?: { readonly events: number; readonly bytes: number; readonly format: 'messages' | 'chat'; written?: number; waiting?: boolean };
   /** Delay before answering. */
   delayMs?: number;
+  /** A binary body in chunks; the rest after the first waits for `afterFirst` (audio streamed as made). */
+  binary?: { readonly chunks: readonly Buffer[]; readonly contentType: string; readonly afterFirst?: Promise<void> };
 }
 
 export type Script = (req: RecordedRequest) => Reply | undefined;
@@ -246,6 +248,15 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
         });
       });
     }
+    res.end();
+    return;
+  }
+  if (reply.binary) {
+    res.writeHead(status, { 'content-type': reply.binary.contentType, ...reply.headers });
+    const [first, ...rest] = reply.binary.chunks;
+    if (first) res.write(first);
+    await reply.binary.afterFirst;
+    for (const part of rest) res.write(part);
     res.end();
     return;
   }

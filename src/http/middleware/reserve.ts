@@ -3,7 +3,7 @@ import { picoToUsdText, type Pico } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
-import type { GatewayMiddleware } from '../state.ts';
+import type { GatewayContext, GatewayMiddleware } from '../state.ts';
 
 /**
  * The estimate counts with OpenAI's o200k tokenizer; Claude's tokenizers give roughly 20–30% more
@@ -30,6 +30,7 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
     const { route, body, key, requestId } = ctx.state;
     if (!route || !body || !key) throw ERR.internal();
     if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
+    if (route.endpoint === 'audio_speech') return reserveSpeech(ctx, next, holds, instanceId);
     // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
     // counted already when a tpm limit applies (rate-limit.ts).
     const inputTokens = await inputTokensOf(ctx.state);
@@ -60,6 +61,18 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
     ctx.state.reservation = { amount, inputTokens, ...(imagePrice !== undefined && { imagePrice }) };
     await next();
   };
+}
+
+/** Speech costs its characters (code points) and the flat fee, exactly, before a byte is spoken. */
+async function reserveSpeech(ctx: GatewayContext, next: () => Promise<void>, holds: Holds, instanceId: string): Promise<void> {
+  const { route, body, key, requestId } = ctx.state;
+  if (!route || !body || !key) throw ERR.internal();
+  const characters = typeof body['input'] === 'string' ? [...body['input']].length : 0;
+  const amount = BigInt(characters) * route.prices.characters + route.prices.request;
+  const reserved = await holds.reserve({ requestId, keyId: key.id, amount, inputCost: amount, model: route.model.id, provider: route.provider.config.id, instanceId });
+  if (!reserved.ok) throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(reserved.available > 0n ? reserved.available : 0n));
+  ctx.state.reservation = { amount, inputTokens: 0, characters };
+  await next();
 }
 
 function maxOutputOf(body: Record<string, unknown>, model: { maxOutputTokens: number | null; contextLength: number | null }): number {

@@ -65,6 +65,7 @@ export function generationBody(row: LedgerRow): Record<string, unknown> {
       ...(row.usage.inputImage !== undefined && { input_image: row.usage.inputImage }),
       ...(row.usage.outputImage !== undefined && { output_image: row.usage.outputImage }),
       ...(row.usage.images !== undefined && { images: row.usage.images }),
+      ...(row.usage.characters !== undefined && { characters: row.usage.characters }),
     },
     cost_usd: picoToUsdNumber(row.cost),
     charged_usd: picoToUsdNumber(row.charged),

@@ -83,12 +83,13 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
     `,
   },
   {
-    // Image tokens and images drawn, each at its own price (issue #13); 0 for text requests.
+    // Image tokens, images drawn and characters spoken, each at its own price (issue #13); 0 for text.
     version: 4,
     sql: `
       ALTER TABLE ledger ADD COLUMN input_image_tokens INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN output_image_tokens INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN images INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN characters INTEGER NOT NULL DEFAULT 0;
     `,
   },
 ];
