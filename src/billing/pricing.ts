@@ -10,6 +10,8 @@ export interface Prices {
   readonly cacheWrite: Pico;
   readonly reasoning: Pico;
   readonly request: Pico;
+  readonly inputAudio: Pico;
+  readonly outputAudio: Pico;
   readonly inputImage: Pico;
   readonly outputImage: Pico;
   /** Per image, by `size/quality` and `size` (`*` for one price for every size); empty: none. */
@@ -32,6 +34,8 @@ export function compilePrices(pricing: Pricing): Prices {
     reasoning: pricing.reasoning === null ? output : perMillionToPicoPerToken(pricing.reasoning),
     // `request` is USD per request, not per million: × 10^6 turns the per-token conversion back.
     request: pricing.request === null ? 0n : perMillionToPicoPerToken(pricing.request) * 1_000_000n,
+    inputAudio: pricing.inputAudio === null ? input : perMillionToPicoPerToken(pricing.inputAudio),
+    outputAudio: pricing.outputAudio === null ? output : perMillionToPicoPerToken(pricing.outputAudio),
     inputImage: pricing.inputImage === null ? input : perMillionToPicoPerToken(pricing.inputImage),
     outputImage: pricing.outputImage === null ? output : perMillionToPicoPerToken(pricing.outputImage),
     ...imagePrices(pricing.image),
@@ -72,6 +76,8 @@ export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n)
     BigInt(usage.cacheWrite) * prices.cacheWrite +
     plainOutput * prices.output +
     reasoning * prices.reasoning +
+    BigInt(usage.inputAudio ?? 0) * prices.inputAudio +
+    BigInt(usage.outputAudio ?? 0) * prices.outputAudio +
     BigInt(usage.inputImage ?? 0) * prices.inputImage +
     BigInt(usage.outputImage ?? 0) * prices.outputImage +
     BigInt(usage.images ?? 0) * imagePrice +
@@ -86,7 +92,9 @@ export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n)
  * dearest output price, and the flat fee.
  */
 export function maxCostOf(inputTokens: number, maxOutputTokens: number, prices: Prices): Pico {
-  const inputPrice = [prices.input, prices.cacheRead, prices.cacheWrite].reduce((a, b) => (b > a ? b : a));
-  const outputPrice = prices.reasoning > prices.output ? prices.reasoning : prices.output;
+  // Any input token may be audio or image, any output token audio or image (issue #13).
+  const dearest = (candidates: Pico[]): Pico => candidates.reduce((a, b) => (b > a ? b : a));
+  const inputPrice = dearest([prices.input, prices.cacheRead, prices.cacheWrite, prices.inputAudio, prices.inputImage]);
+  const outputPrice = dearest([prices.output, prices.reasoning, prices.outputAudio, prices.outputImage]);
   return BigInt(inputTokens) * inputPrice + BigInt(maxOutputTokens) * outputPrice + prices.request;
 }

@@ -91,12 +91,14 @@ export function listModels(
 }
 
 /**
- * Media prices (issue #13), only where the model has them: image tokens per token, as the other
- * token prices, and USD per image generated, `image_output` (OpenRouter's name) being the one
+ * Media prices (issue #13), only where the model has them: audio tokens per token under OpenRouter's
+ * names (`audio`, `audio_output`), image tokens per token, and USD per image generated, `image_output` (OpenRouter's name) being the one
  * price or the dearest of the table, which is shown as written in `image_output_by_size`.
  */
 function mediaPricing(price: Pricing): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  if (price.inputAudio !== null) out['audio'] = perTokenFromPerMillion(price.inputAudio);
+  if (price.outputAudio !== null) out['audio_output'] = perTokenFromPerMillion(price.outputAudio);
   if (price.inputImage !== null) out['input_image_token'] = perTokenFromPerMillion(price.inputImage);
   if (price.outputImage !== null) out['output_image_token'] = perTokenFromPerMillion(price.outputImage);
   if (typeof price.image === 'number') out['image_output'] = String(price.image);

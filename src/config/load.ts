@@ -265,6 +265,8 @@ function build(
       cacheWrite: m.pricing.cache_write ?? null,
       reasoning: m.pricing.reasoning ?? null,
       request: m.pricing.request ?? null,
+      inputAudio: m.pricing.input_audio ?? null,
+      outputAudio: m.pricing.output_audio ?? null,
       inputImage: m.pricing.input_image ?? null,
       outputImage: m.pricing.output_image ?? null,
       image: m.pricing.image ?? null,

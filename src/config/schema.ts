@@ -84,6 +84,9 @@ export const pricingSchema = z.strictObject({
   cache_write: price.optional(),
   reasoning: price.optional(),
   request: price.optional(),
+  /** Audio tokens, per million (issue #13); default to `input` and `output`. */
+  input_audio: price.optional(),
+  output_audio: price.optional(),
   /** Image tokens, per million (issue #13); default to `input` and `output`. */
   input_image: price.optional(),
   output_image: price.optional(),

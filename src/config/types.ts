@@ -92,6 +92,9 @@ export interface Pricing {
   readonly reasoning: number | null;
   /** Flat USD per request. */
   readonly request: number | null;
+  /** Audio tokens, USD per million; null: the input and output prices. */
+  readonly inputAudio: number | null;
+  readonly outputAudio: number | null;
   /** Image tokens, USD per million; null: the input and output prices. */
   readonly inputImage: number | null;
   readonly outputImage: number | null;

@@ -130,4 +130,7 @@ export interface TokenUsage {
   images?: number;
   /** Characters of text spoken (speech; issue #13). */
   characters?: number;
+  /** Audio tokens read and written (Chat audio models), apart from `input` and `output`. */
+  inputAudio?: number;
+  outputAudio?: number;
 }

@@ -54,6 +54,8 @@ export function toLedgerRow(row: Row): LedgerRow {
       ...(int(row['output_image_tokens']) > 0 && { outputImage: int(row['output_image_tokens']) }),
       ...(int(row['images']) > 0 && { images: int(row['images']) }),
       ...(int(row['characters']) > 0 && { characters: int(row['characters']) }),
+      ...(int(row['input_audio_tokens']) > 0 && { inputAudio: int(row['input_audio_tokens']) }),
+      ...(int(row['output_audio_tokens']) > 0 && { outputAudio: int(row['output_audio_tokens']) }),
     },
     cost: money(row['cost']),
     charged: money(row['charged']),

@@ -50,6 +50,18 @@ export function applyChatUsage(into: TokenUsage, raw: unknown): void {
   into.cacheWrite = cacheWrite;
   into.output = count(usage['completion_tokens']);
   into.reasoning = count(completionDetails?.['reasoning_tokens']);
+  // Audio and image tokens are part of the totals and have their own prices (issue #13; media.md
+  // §5.1): moved out of input and output, and set only when present so text usage reads as before.
+  const split = (details: Record<string, unknown> | undefined, key: string, from: 'input' | 'output', to: 'inputAudio' | 'inputImage' | 'outputAudio' | 'outputImage'): void => {
+    const tokens = Math.min(count(details?.[key]), into[from]);
+    if (tokens === 0) return;
+    into[to] = tokens;
+    into[from] -= tokens;
+  };
+  split(promptDetails, 'audio_tokens', 'input', 'inputAudio');
+  split(promptDetails, 'image_tokens', 'input', 'inputImage');
+  split(completionDetails, 'audio_tokens', 'output', 'outputAudio');
+  split(completionDetails, 'image_tokens', 'output', 'outputImage');
 }
 
 /** Folds a Messages stream event: message_start has input usage, message_delta cumulative totals. */

@@ -66,6 +66,8 @@ export function generationBody(row: LedgerRow): Record<string, unknown> {
       ...(row.usage.outputImage !== undefined && { output_image: row.usage.outputImage }),
       ...(row.usage.images !== undefined && { images: row.usage.images }),
       ...(row.usage.characters !== undefined && { characters: row.usage.characters }),
+      ...(row.usage.inputAudio !== undefined && { input_audio: row.usage.inputAudio }),
+      ...(row.usage.outputAudio !== undefined && { output_audio: row.usage.outputAudio }),
     },
     cost_usd: picoToUsdNumber(row.cost),
     charged_usd: picoToUsdNumber(row.charged),

@@ -74,13 +74,15 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
     `,
   },
   {
-    // Image tokens, images drawn and characters spoken, each at its own price (issue #13); 0 for text.
+    // Image and audio tokens, images drawn and characters spoken, each at its own price (issue #13); 0 for text.
     version: 2,
     sql: `
       ALTER TABLE ledger ADD COLUMN input_image_tokens BIGINT NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN output_image_tokens BIGINT NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN images INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN characters BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN input_audio_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN output_audio_tokens BIGINT NOT NULL DEFAULT 0;
     `,
   },
 ];

@@ -83,13 +83,15 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
     `,
   },
   {
-    // Image tokens, images drawn and characters spoken, each at its own price (issue #13); 0 for text.
+    // Image and audio tokens, images drawn and characters spoken, each at its own price (issue #13); 0 for text.
     version: 4,
     sql: `
       ALTER TABLE ledger ADD COLUMN input_image_tokens INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN output_image_tokens INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN images INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE ledger ADD COLUMN characters INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN input_audio_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger ADD COLUMN output_audio_tokens INTEGER NOT NULL DEFAULT 0;
     `,
   },
 ];
