@@ -1,5 +1,5 @@
 import { crc32, deflateSync } from 'node:zlib';
-import type { ImagesRequest, ImagesResponse } from '../../src/plugin-host/api.ts';
+import type { ImagesRequest, ImagesResponse, ImagesStreamEvent } from '../../src/plugin-host/api.ts';
 import { estimateTokens } from './reply.ts';
 
 /** The demo image model draws this many pixels a side, whatever size is asked (it is a demo). */
@@ -30,6 +30,34 @@ export function draw(body: ImagesRequest): ImagesResponse {
       total_tokens: text + TOKENS_PER_IMAGE * n,
     },
   };
+}
+
+/**
+ * The same pictures streamed (`stream: true`): `partial_images` previews of each (blurrier seeds
+ * of the same prompt), then its `image_generation.completed` event with that image's usage.
+ */
+export async function* drawStream(body: ImagesRequest): AsyncGenerator<ImagesStreamEvent> {
+  const whole = draw({ ...body, stream: false, response_format: 'b64_json' });
+  const text = estimateTokens([body.prompt]);
+  const common = { background: 'opaque', created_at: whole.created, output_format: 'png', quality: 'auto', size: 'auto' } as const;
+  for (const [i, image] of (whole.data ?? []).entries()) {
+    for (let p = 0; p < (body.partial_images ?? 0); p++) {
+      const preview = gradientPng(`${body.prompt}\u0000${i}\u0000partial ${p}`).toString('base64');
+      yield { type: 'image_generation.partial_image', b64_json: preview, partial_image_index: p, ...common };
+    }
+    yield {
+      type: 'image_generation.completed',
+      b64_json: image.b64_json ?? '',
+      ...common,
+      // The prompt is read once: its tokens are on the first image's usage, so the sum is the whole's.
+      usage: {
+        input_tokens: i === 0 ? text : 0,
+        input_tokens_details: { text_tokens: i === 0 ? text : 0, image_tokens: 0 },
+        output_tokens: TOKENS_PER_IMAGE,
+        total_tokens: (i === 0 ? text : 0) + TOKENS_PER_IMAGE,
+      },
+    };
+  }
 }
 
 function gradientPng(seed: string): Buffer {

@@ -1,7 +1,7 @@
 import { definePlugin, type CallContext, type ClientRequest, type PluginResult } from '../../src/plugin-host/api.ts';
 import { chatBody, chatChunks } from './chat.ts';
 import { embed } from './embeddings.ts';
-import { draw } from './image.ts';
+import { draw, drawStream } from './image.ts';
 import { speak } from './speech.ts';
 import { messagesBody, messagesEvents } from './messages.ts';
 import { estimateTokens, inputTexts, replyTo } from './reply.ts';
@@ -24,7 +24,9 @@ export default definePlugin({
 async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginResult> {
   const id = ctx.requestId.replace(/^req_/, '');
   if (request.endpoint === 'embeddings') return { format: 'embeddings', body: embed(request.body, ctx.upstreamModel) };
-  if (request.endpoint === 'images_generations') return { format: 'images', body: draw(request.body) };
+  if (request.endpoint === 'images_generations') {
+    return request.stream ? { format: 'images', events: drawStream(request.body) } : { format: 'images', body: draw(request.body) };
+  }
   if (request.endpoint === 'audio_speech') return speak(request.body);
   if (request.endpoint === 'count_tokens') {
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };

@@ -20,7 +20,7 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
     case 'embeddings':
       return { endpoint: 'embeddings', body: body as unknown as EmbeddingsRequest, stream: false };
     case 'images_generations':
-      return { endpoint: 'images_generations', body: body as unknown as ImagesRequest, stream: false };
+      return { endpoint: 'images_generations', body: body as unknown as ImagesRequest, stream };
     case 'audio_speech':
       return { endpoint: 'audio_speech', body: body as unknown as SpeechRequest, stream: false };
   }

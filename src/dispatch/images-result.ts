@@ -1,24 +1,76 @@
 import { ERR } from '../errors.ts';
-import type { GatewayContext } from '../http/state.ts';
+import type { ImagesStreamEvent } from '../formats/wire.ts';
+import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { FormattedImages } from '../plugin-host/api.ts';
-import { failed, SERVED, type AttemptResult } from '../routing/attempt.ts';
+import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { failureOf } from '../routing/failures.ts';
+import { streamErrorFrame } from '../sse/encode.ts';
+import { SseWriter } from '../sse/writer.ts';
 import { applyImagesUsage, emptyUsage } from '../usage/normalize.ts';
 
 /**
- * An in-process plugin's images, sent as OpenAI's `ImagesResponse` (media.md §1.3). The images
- * in `data` are what is charged at the per-image price; `usage`, when present, at the token prices.
+ * An in-process plugin's images, sent as OpenAI's `ImagesResponse` (media.md §1.3), or for
+ * `stream: true` as its SSE events (§1.4). The images drawn are what is charged at the per-image
+ * price, `usage` (summed over the completed events of a stream) at the token prices.
  */
-export function sendImages(ctx: GatewayContext, result: FormattedImages, provider: string): AttemptResult {
+export async function sendImages(ctx: GatewayContext, result: FormattedImages, provider: string, attempt: Attempt): Promise<AttemptResult> {
+  const streamed = ctx.state.body?.['stream'] === true;
+  if ('events' in result !== streamed) {
+    return failed(failureOf(ERR.pluginInvalidResult(provider, streamed ? 'a whole answer to a stream request' : 'a stream for a whole request')));
+  }
+  if ('events' in result) return streamImages(ctx, result.events, provider, attempt);
   const { body } = result;
   if (typeof body !== 'object' || body === null || !Array.isArray(body.data)) {
     return failed(failureOf(ERR.pluginInvalidResult(provider, 'images without a data array')));
   }
+  attempt.commit();
   const usage = emptyUsage();
   applyImagesUsage(usage, body.usage);
   usage.images = body.data.length;
   ctx.state.outcome.usage = usage;
   ctx.state.outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   ctx.body = body;
+  return SERVED;
+}
+
+async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImagesStreamEvent>, provider: string, attempt: Attempt): Promise<AttemptResult> {
+  const { outcome, surface, requestId } = ctx.state;
+  const iterator = events[Symbol.asyncIterator]();
+  let next: IteratorResult<ImagesStreamEvent>;
+  try {
+    next = await iterator.next();
+  } catch {
+    return failed(failureOf(ERR.pluginFailed(provider)));
+  }
+  attempt.commit();
+  outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
+  ctx.respond = false;
+  const writer = new SseWriter(ctx.res, surface, attempt.keepaliveMs);
+  writer.start();
+  const usage = emptyUsage();
+  usage.images = 0;
+  try {
+    for (; next.done !== true && !writer.closed; next = await iterator.next()) {
+      const event = next.value;
+      if (event.type === 'image_generation.completed') {
+        usage.images++;
+        const one = emptyUsage();
+        applyImagesUsage(one, event.usage);
+        for (const key of ['input', 'output', 'inputImage', 'outputImage'] as const) usage[key] = (usage[key] ?? 0) + (one[key] ?? 0);
+      }
+      await writer.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    }
+    if (writer.closed) {
+      outcome.error = CLIENT_DISCONNECTED;
+      await iterator.return?.();
+    }
+    writer.end();
+  } catch {
+    const failure = ERR.pluginFailed(provider);
+    outcome.error = writer.closed ? CLIENT_DISCONNECTED : failure.code;
+    writer.end(streamErrorFrame(surface, failure, requestId));
+  } finally {
+    outcome.usage = usage;
+  }
   return SERVED;
 }

@@ -46,8 +46,7 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
     if (route.endpoint !== 'images_generations' || result.format !== 'images') {
       return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
     }
-    attempt.commit();
-    return sendImages(ctx, result, provider);
+    return sendImages(ctx, result, provider, attempt);
   }
   if (route.endpoint === 'audio_speech' || result.format === 'audio') {
     if (route.endpoint !== 'audio_speech' || result.format !== 'audio') {

@@ -91,8 +91,7 @@ export const embeddingsRequestSchema = z.looseObject({
 
 /**
  * POST /v1/images/generations (media.md §1.1). `n` is checked against the model's own maximum
- * after routing (resolve-model). Streaming (`stream: true`) is not served yet: refused by name
- * rather than answered with something a client's stream reader would misread.
+ * after routing (resolve-model); `stream: true` asks for partial images as SSE (§1.4).
  */
 export const imagesRequestSchema = z.looseObject({
   model: z.string().min(1),
@@ -101,7 +100,8 @@ export const imagesRequestSchema = z.looseObject({
   size: z.string().min(1).nullable().optional(),
   quality: z.string().min(1).nullable().optional(),
   response_format: z.enum(['url', 'b64_json']).nullable().optional(),
-  stream: z.literal(false, 'streamed images are not supported yet; leave stream out').nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  partial_images: z.number().int().min(0).max(3).nullable().optional(),
 });
 
 /**

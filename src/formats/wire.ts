@@ -35,7 +35,7 @@ export type {
   CreateEmbeddingResponse as EmbeddingsResponse,
   EmbeddingCreateParams as EmbeddingsRequest,
 } from 'openai/resources/embeddings';
-export type { ImageGenerateParamsNonStreaming as ImagesRequest, ImagesResponse } from 'openai/resources/images';
+export type { ImageGenerateParams as ImagesRequest, ImageGenStreamEvent as ImagesStreamEvent, ImagesResponse } from 'openai/resources/images';
 export type { SpeechCreateParams as SpeechRequest } from 'openai/resources/audio/speech';
 
 /** `T` with the fields `K` left out when empty instead of sent as `null`. */
@@ -103,6 +103,7 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
  */
 export const SSE_TERMINATOR_OF: Partial<Readonly<Record<Endpoint, Buffer>>> = {
   audio_speech: Buffer.from('"speech.audio.done"'),
+  images_generations: Buffer.from('"image_generation.completed"'),
 };
 
 /** The path of each endpoint, for messages that name them. */

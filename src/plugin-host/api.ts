@@ -21,6 +21,7 @@ import type {
   Endpoint,
   ImagesRequest,
   ImagesResponse,
+  ImagesStreamEvent,
   SpeechRequest,
   Message,
   MessagesRequest,
@@ -31,7 +32,7 @@ import type {
 
 import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
-export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, ImagesRequest, ImagesResponse, SpeechRequest, WireFormat } from '../formats/wire.ts';
+export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, ImagesRequest, ImagesResponse, ImagesStreamEvent, SpeechRequest, WireFormat } from '../formats/wire.ts';
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
@@ -121,7 +122,7 @@ export type ClientRequest =
   | { readonly endpoint: 'count_tokens'; readonly body: CountTokensRequest; readonly stream: false }
   | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
   | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false }
-  | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: false }
+  | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: boolean }
   | { readonly endpoint: 'audio_speech'; readonly body: SpeechRequest; readonly stream: false };
 
 /** Per-request facts a plugin may use. */
@@ -172,10 +173,10 @@ export interface FormattedEmbeddings {
  * The answer to an `images_generations` request: `data` holds one entry per image drawn, with
  * `b64_json` (or `url`); `usage` in OpenAI's Images shape when the model reports tokens (since 1.2.0).
  */
-export interface FormattedImages {
-  readonly format: 'images';
-  readonly body: ImagesResponse;
-}
+export type FormattedImages =
+  | { readonly format: 'images'; readonly body: ImagesResponse }
+  /** For `stream: true`: partial images, then one `image_generation.completed` per image, framed as SSE by the core. */
+  | { readonly format: 'images'; readonly events: AsyncIterable<ImagesStreamEvent> };
 
 /**
  * Audio bytes for an `audio_speech` request, whole or as they are made: the core sends each chunk

@@ -6,6 +6,7 @@ import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
 import { ImagesUsageTap } from '../usage/images-tap.ts';
+import { ImagesSseUsageTap } from '../usage/images-sse-tap.ts';
 import { speechCostHeader, speechUsage } from '../usage/speech.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { costOf } from '../billing/pricing.ts';
@@ -61,8 +62,10 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     // Speech is charged by its characters, known from the request: its audio is never inspected.
     status >= 300 || endpoint === 'count_tokens' || endpoint === 'audio_speech'
       ? null
-      : endpoint === 'images_generations' && !isSse
-        ? new ImagesUsageTap()
+      : endpoint === 'images_generations'
+        ? isSse
+          ? new ImagesSseUsageTap()
+          : new ImagesUsageTap()
         : createUsageTap(FORMAT_OF[endpoint], contentType);
   let usageRead = false;
   const readUsage = (): void => {

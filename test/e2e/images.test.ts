@@ -15,6 +15,7 @@ import { call, CHAT_HEADERS, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAnd
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai/${name}`, import.meta.url), 'utf8');
 const GPT_IMAGE = fixture('images-gpt-image.json');
 const DALLE = fixture('images-dalle-url.json');
+const STREAM = fixture('images-stream.sse');
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const json = { 'content-type': 'application/json' };
 
@@ -112,6 +113,22 @@ describe('image generation', () => {
       expect(row.cost_usd).to.be.closeTo((3 * 5 + 30 * 10 + 270 * 40) / 1e6 + 3 * 0.042, 1e-12);
     });
 
+    it('stream: true passes the events through untouched, charged from the completed event', async () => {
+      env.upstream.script(() => ({ sse: STREAM }));
+      const res = await call(`${env.gw.url}/v1/images/generations`, { headers: CHAT_HEADERS, body: { model: 'img-native', prompt: 'x', stream: true, partial_images: 1, size: '1024x1024', quality: 'low' } });
+      expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+      expect(res.text).to.equal(STREAM);
+      const row = await generation(res.headers.get('x-request-id'));
+      expect(row.tokens).to.deep.include({ input: 10, input_image: 40, output_image: 272, images: 1 });
+      expect(row.cost_usd).to.be.closeTo((10 * 5 + 40 * 10 + 272 * 40) / 1e6 + 0.011, 1e-12);
+    });
+
+    it('a stream cut before its completed event ends with an in-band error', async () => {
+      env.upstream.script(() => ({ sse: STREAM.split('\n\n')[0] + '\n\n' }));
+      const res = await call(`${env.gw.url}/v1/images/generations`, { headers: CHAT_HEADERS, body: { model: 'img-native', prompt: 'x', stream: true, partial_images: 1 } });
+      expect(res.text).to.match(/data: \{"error":/);
+    });
+
     it('Vercel AI SDK: experimental_generateImage', async () => {
       env.upstream.script(imagesUpstream(GPT_IMAGE));
       const result = await generateImage({ model: createOpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice }).image('img-native'), prompt: 'a red fox', maxRetries: 0 });
@@ -136,6 +153,21 @@ describe('image generation', () => {
       expect(row).to.deep.include({ endpoint: 'images_generations', route: 'in-process' });
       expect(row.tokens).to.deep.include({ input: 3, images: 2, output_image: 32 });
       // 3 tokens × $1 per million, 32 image tokens at the output price (absent output_image: output's, 0), 2 × $0.50.
+      expect(row.cost_usd).to.be.closeTo(3e-6 + 1, 1e-12);
+    });
+
+    it('openai SDK, stream: true: partial images, then one completed event per image; charged for the completed', async () => {
+      const { data: stream, response } = await openai.images.generate({ model: 'img-demo', prompt: 'a red fox', n: 2, stream: true, partial_images: 2 }).withResponse();
+      const types: string[] = [];
+      for await (const event of stream) {
+        types.push(event.type);
+        expect(Buffer.from(event.b64_json, 'base64').subarray(0, 8)).to.deep.equal(PNG_SIGNATURE);
+      }
+      const partial = 'image_generation.partial_image';
+      const completed = 'image_generation.completed';
+      expect(types).to.deep.equal([partial, partial, completed, partial, partial, completed]);
+      const row = await generation(response.headers.get('x-request-id'));
+      expect(row.tokens).to.deep.include({ input: 3, images: 2, output_image: 32 });
       expect(row.cost_usd).to.be.closeTo(3e-6 + 1, 1e-12);
     });
 
@@ -191,8 +223,8 @@ describe('image generation', () => {
       expect((await refused({ model: 'img-native', prompt: '' })).error).to.deep.include({ param: 'prompt', message: 'prompt: must not be empty' });
     });
 
-    it('stream: true, not served yet, is refused by name', async () => {
-      expect((await refused({ model: 'img-native', prompt: 'x', stream: true })).error).to.deep.include({ param: 'stream' });
+    it('partial_images above 3', async () => {
+      expect((await refused({ model: 'img-native', prompt: 'x', stream: true, partial_images: 4 })).error).to.deep.include({ param: 'partial_images' });
     });
 
     it('a text model on the images endpoint, and an image model on chat', async () => {
