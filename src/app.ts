@@ -30,6 +30,7 @@ import type { Settlements } from './billing/settlements.ts';
 import type { Holds } from './billing/holds.ts';
 import type { Store } from './store/store.ts';
 import { ERR } from './errors.ts';
+import { PATH_OF } from './formats/wire.ts';
 import type { Breakers } from './routing/breaker.ts';
 import type { InFlight } from './routing/in-flight.ts';
 import type { Clock } from './util/clock.ts';
@@ -91,22 +92,16 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     '/v1/messages/count_tokens',
     markLedgered, auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), rateLimit, reserve, dispatch,
   );
-  router.post(
-    '/v1/chat/completions',
-    markLedgered, auth, body, createValidator(chatRequestSchema), createModelResolver(parts.catalogue, 'chat_completions'), rateLimit, reserve, dispatch,
-  );
-  router.post(
-    '/v1/embeddings',
-    markLedgered, auth, body, createValidator(embeddingsRequestSchema), createModelResolver(parts.catalogue, 'embeddings'), rateLimit, reserve, dispatch,
-  );
-  router.post(
-    '/v1/images/generations',
-    markLedgered, auth, body, createValidator(imagesRequestSchema), createModelResolver(parts.catalogue, 'images_generations'), rateLimit, reserve, dispatch,
-  );
-  router.post(
-    '/v1/audio/speech',
-    markLedgered, auth, body, createValidator(speechRequestSchema), createModelResolver(parts.catalogue, 'audio_speech'), rateLimit, reserve, dispatch,
-  );
+  // OpenAI's model endpoints share one chain: no anthropic-version, a JSON body, its own schema.
+  const openaiEndpoints = [
+    ['chat_completions', chatRequestSchema],
+    ['embeddings', embeddingsRequestSchema],
+    ['images_generations', imagesRequestSchema],
+    ['audio_speech', speechRequestSchema],
+  ] as const;
+  for (const [endpoint, schema] of openaiEndpoints) {
+    router.post(PATH_OF[endpoint], markLedgered, auth, body, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch);
+  }
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
   router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements, parts.holds));
@@ -118,7 +113,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
   // Claude Code probes `HEAD /` before its first request and ignores the status (real-clients.md).
   router.get('/', async (ctx) => {
-    ctx.body = { name: 'junction', endpoints: ['/v1/messages', '/v1/messages/count_tokens', '/v1/chat/completions', '/v1/embeddings', '/v1/images/generations', '/v1/audio/speech', '/v1/models'] };
+    ctx.body = { name: 'junction', endpoints: [...Object.values(PATH_OF), '/v1/models'] };
   });
 
   app.use(createRequestContext());

@@ -1,4 +1,5 @@
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../src/plugin-host/api.ts';
+import { fnv1a } from './hash.ts';
 import { estimateTokens } from './reply.ts';
 
 /** The demo embedding model's width when the request does not ask for `dimensions`. */
@@ -35,13 +36,4 @@ function vectorOf(text: string, dimensions: number): number[] {
   const length = Math.hypot(...vector);
   if (length === 0) return vector.map((_, i) => (i === 0 ? 1 : 0));
   return vector.map((x) => x / length);
-}
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
 }

@@ -1,5 +1,6 @@
 import { crc32, deflateSync } from 'node:zlib';
 import type { ImagesRequest, ImagesResponse, ImagesStreamEvent } from '../../src/plugin-host/api.ts';
+import { fnv1a } from './hash.ts';
 import { estimateTokens } from './reply.ts';
 
 /** The demo image model draws this many pixels a side, whatever size is asked (it is a demo). */
@@ -93,13 +94,4 @@ function chunk(type: string, data: Buffer): Buffer {
   data.copy(out, 8);
   out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
-}
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
 }

@@ -1,4 +1,5 @@
 import { PluginRequestError, type FormattedAudio, type SpeechRequest } from '../../src/plugin-host/api.ts';
+import { fnv1a } from './hash.ts';
 
 /** 24 kHz, 16-bit, mono: what OpenAI's `pcm` is (media.md §2.2). */
 const RATE = 24_000;
@@ -17,7 +18,7 @@ export function speak(body: SpeechRequest): FormattedAudio {
     throw new PluginRequestError(400, `response_format: the demo speech model writes wav or pcm, not ${format}`, 'response_format');
   }
   const samples = Math.round((RATE * Math.min(MAX_SECONDS, ([...body.input].length * MS_PER_CHARACTER) / 1000)) / (body.speed ?? 1));
-  const pitch = 220 + (hash(body.input) % 440);
+  const pitch = 220 + (fnv1a(body.input) % 440);
   const pcm = Buffer.alloc(samples * 2);
   for (let i = 0; i < samples; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * pitch * i) / RATE)), i * 2);
   const bytes = format === 'wav' ? Buffer.concat([wavHeader(pcm.length), pcm]) : pcm;
@@ -43,10 +44,4 @@ function wavHeader(dataLength: number): Buffer {
   header.write('data', 36, 'latin1');
   header.writeUInt32LE(dataLength, 40);
   return header;
-}
-
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
 }

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, MESSAGES_HEADERS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
 
 /**
  * POST /v1/embeddings (issue #13; media.md §4): native passthrough to an OpenAI-compatible upstream
@@ -125,14 +125,7 @@ describe('embeddings', () => {
   });
 
   describe('refused before anything goes upstream, and never charged', () => {
-    let before: { spent_usd: number; requests: number };
-    beforeEach(async () => {
-      before = await balance();
-    });
-    afterEach(async () => {
-      expect(env.upstream.requests).to.have.length(0);
-      expect(await balance()).to.deep.include({ spent_usd: before.spent_usd, held_usd: 0 });
-    });
+    expectNothingSentOrCharged(env);
 
     it('a text model on /v1/embeddings: 400 naming the model and the endpoints it serves', async () => {
       const res = await call(`${env.gw.url}/v1/embeddings`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', input: 'x' } });

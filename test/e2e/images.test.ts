@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
 
 /**
  * POST /v1/images/generations (issue #13; media.md §1): native passthrough and in-process through
@@ -55,7 +55,6 @@ describe('image generation', () => {
     openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
   });
   const generation = async (id: string | null) => (await call(`${env.gw.url}/v1/generations/${id}`, { headers: CHAT_HEADERS })).json() as unknown as Generation;
-  const balance = async () => (await call(`${env.gw.url}/v1/balance`, { headers: CHAT_HEADERS })).json() as { spent_usd: number; held_usd: number };
 
   describe('native route', () => {
     it('openai SDK: the answer as sent; images and text, image-input and image-output tokens each at their price', async () => {
@@ -196,14 +195,7 @@ describe('image generation', () => {
   });
 
   describe('refused before anything goes upstream, and never charged', () => {
-    let before: { spent_usd: number };
-    beforeEach(async () => {
-      before = await balance();
-    });
-    afterEach(async () => {
-      expect(env.upstream.requests).to.have.length(0);
-      expect(await balance()).to.deep.include({ spent_usd: before.spent_usd, held_usd: 0 });
-    });
+    expectNothingSentOrCharged(env);
 
     const refused = async (body: Record<string, unknown>, path = '/v1/images/generations') => {
       const res = await call(`${env.gw.url}${path}`, { headers: CHAT_HEADERS, body });

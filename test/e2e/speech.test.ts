@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
 
 /**
  * POST /v1/audio/speech (issue #13; media.md §2): audio streamed through as the upstream makes it
@@ -128,14 +128,7 @@ describe('speech', () => {
   });
 
   describe('refused before anything goes upstream, and never charged', () => {
-    let before: { spent_usd: number };
-    beforeEach(async () => {
-      before = await balance();
-    });
-    afterEach(async () => {
-      expect(env.upstream.requests).to.have.length(0);
-      expect(await balance()).to.deep.include({ spent_usd: before.spent_usd, held_usd: 0 });
-    });
+    expectNothingSentOrCharged(env);
     const refused = async (body: Record<string, unknown>) => {
       const res = await call(`${env.gw.url}/v1/audio/speech`, { headers: CHAT_HEADERS, body });
       return { status: res.status, error: res.json()['error'] as Record<string, unknown> };

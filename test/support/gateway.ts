@@ -237,3 +237,22 @@ export async function msUntilStatus(url: string, key: string, status: number): P
   }
   return Infinity;
 }
+
+/**
+ * Registers hooks for a `describe` of refused requests: after each test, nothing reached the
+ * upstream and the key's spending and holds are as before it (issue #13: "nothing is charged").
+ */
+export function expectNothingSentOrCharged(env: { readonly upstream: FakeUpstream; readonly gw: TestGateway }, key: string = KEYS.alice): void {
+  const balance = async () => (await call(`${env.gw.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).json();
+  let before: Record<string, unknown>;
+  beforeEach(async () => {
+    before = await balance();
+  });
+  afterEach(async () => {
+    if (env.upstream.requests.length > 0) throw new Error(`a refused request reached the upstream: ${env.upstream.requests.map((r) => r.url).join(', ')}`);
+    const after = await balance();
+    if (after['spent_usd'] !== before['spent_usd'] || after['held_usd'] !== 0) {
+      throw new Error(`a refused request was charged: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+    }
+  });
+}
