@@ -5,6 +5,8 @@ import type { FormattedAudio } from '../plugin-host/api.ts';
 import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { failureOf } from '../routing/failures.ts';
 import { speechCostHeader, speechUsage } from '../usage/speech.ts';
+import { drained } from '../sse/writer.ts';
+import { pluginRefusalOf } from './plugin-refusal.ts';
 
 /**
  * An in-process plugin's audio, sent as it is made: the first chunk is awaited before the answer
@@ -20,8 +22,10 @@ export async function sendAudio(ctx: GatewayContext, result: FormattedAudio, pro
   try {
     first = await iterator.next();
   } catch (err) {
-    return failed(failureOf(err instanceof GatewayError ? err : ERR.pluginFailed(provider)));
+    return failed(failureOf(err instanceof GatewayError ? err : (pluginRefusalOf(err) ?? ERR.pluginFailed(provider))));
   }
+  // No audio at all is not an answer, and is not charged (it would be a 200 with an empty clip).
+  if (first.done === true) return failed(failureOf(ERR.pluginInvalidResult(provider, 'no audio')));
   attempt.commit();
   outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   outcome.usage = speechUsage(ctx);
@@ -29,13 +33,13 @@ export async function sendAudio(ctx: GatewayContext, result: FormattedAudio, pro
   const res = ctx.res;
   res.writeHead(200, { 'content-type': result.contentType, 'x-junction-cost-usd': speechCostHeader(ctx) });
   try {
-    for (let next = first; next.done !== true; next = await iterator.next()) {
+    for (let next: IteratorResult<Uint8Array> = first; next.done !== true; next = await iterator.next()) {
       if (res.destroyed) {
         outcome.error = CLIENT_DISCONNECTED;
         await iterator.return?.();
         break;
       }
-      if (!res.write(next.value)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+      if (!res.write(next.value)) await drained(res);
     }
     res.end();
   } catch {

@@ -11,6 +11,7 @@ import { serveWithFailover, type FailoverOptions } from '../routing/failover.ts'
 import { failureOf } from '../routing/failures.ts';
 import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
+import { pluginRefusalOf } from './plugin-refusal.ts';
 import { serveTranslated } from './translate.ts';
 import { inputTokensOf } from '../http/input-tokens.ts';
 
@@ -94,7 +95,7 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
   } catch (err) {
     if (err instanceof GatewayError) return failed(failureOf(err));
     const refusal = pluginRefusalOf(err);
-    if (refusal) return failed(failureOf(ERR.pluginRefused(refusal.status, refusal.message, refusal.param)));
+    if (refusal) return failed(failureOf(refusal));
     log.error({ req_id: ctx.state.requestId, provider: providerId, err: String(err) }, 'plugin invoke failed');
     return failed(failureOf(ERR.pluginFailed(providerId)));
   }
@@ -102,14 +103,3 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
 }
 
 const targetKey = (providerId: string, endpoint: Endpoint): string => `${providerId}\u0000${endpoint}`;
-
-/**
- * A PluginRequestError, recognised by shape rather than instanceof: a plugin installed as a
- * package may carry its own copy of the contract module. Only 4xx statuses count as the caller's.
- */
-function pluginRefusalOf(err: unknown): { status: number; message: string; param: string | undefined } | null {
-  if (!(err instanceof Error) || err.name !== 'PluginRequestError') return null;
-  const { status, param } = err as Error & { status?: unknown; param?: unknown };
-  if (typeof status !== 'number' || status < 400 || status > 499) return null;
-  return { status, message: err.message, param: typeof param === 'string' ? param : undefined };
-}

@@ -7,6 +7,7 @@ import { failureOf } from '../routing/failures.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
 import { applyImagesUsage, emptyUsage } from '../usage/normalize.ts';
+import { pluginRefusalOf } from './plugin-refusal.ts';
 
 /**
  * An in-process plugin's images, sent as OpenAI's `ImagesResponse` (media.md §1.3), or for
@@ -39,9 +40,11 @@ async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImagesStr
   let next: IteratorResult<ImagesStreamEvent>;
   try {
     next = await iterator.next();
-  } catch {
-    return failed(failureOf(ERR.pluginFailed(provider)));
+  } catch (err) {
+    return failed(failureOf(pluginRefusalOf(err) ?? ERR.pluginFailed(provider)));
   }
+  if (next.done === true) return failed(failureOf(ERR.pluginInvalidResult(provider, 'an empty stream')));
+  const wanted = typeof ctx.state.body?.['n'] === 'number' ? ctx.state.body['n'] : 1;
   attempt.commit();
   outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   ctx.respond = false;
@@ -63,8 +66,15 @@ async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImagesStr
     if (writer.closed) {
       outcome.error = CLIENT_DISCONNECTED;
       await iterator.return?.();
+      writer.end();
+    } else if (usage.images < wanted) {
+      // A stream that ends before every image is complete must not read as a whole answer.
+      const err = ERR.pluginInvalidResult(provider, `${usage.images} of ${wanted} images completed`);
+      outcome.error = err.code;
+      writer.end(streamErrorFrame(surface, err, requestId));
+    } else {
+      writer.end();
     }
-    writer.end();
   } catch {
     const failure = ERR.pluginFailed(provider);
     outcome.error = writer.closed ? CLIENT_DISCONNECTED : failure.code;

@@ -17,6 +17,7 @@ import { failureOf } from '../routing/failures.ts';
 import { sendEmbeddings } from './embeddings-result.ts';
 import { sendImages } from './images-result.ts';
 import { sendAudio } from './audio-result.ts';
+import { pluginRefusalOf } from './plugin-refusal.ts';
 
 /**
  * Sends answers in the client's format: whole bodies through Koa, streams as SSE written here with
@@ -224,6 +225,8 @@ function chatDeltaChars(chunk: Json): number {
 
 function asFailure(err: unknown, provider: string, requestId: string, log: Logger): GatewayError {
   if (err instanceof GatewayError) return err;
+  const refusal = pluginRefusalOf(err);
+  if (refusal) return refusal;
   log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'stream failed');
   return ERR.pluginFailed(provider);
 }

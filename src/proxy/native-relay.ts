@@ -5,7 +5,7 @@ import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { createUsageTap } from '../usage/tap.ts';
-import { ImagesUsageTap } from '../usage/images-tap.ts';
+import { embeddingsUsageTap, imagesUsageTap } from '../usage/tail-tap.ts';
 import { ImagesSseUsageTap } from '../usage/images-sse-tap.ts';
 import { speechCostHeader, speechUsage } from '../usage/speech.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
@@ -65,8 +65,10 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
       : endpoint === 'images_generations'
         ? isSse
           ? new ImagesSseUsageTap()
-          : new ImagesUsageTap()
-        : createUsageTap(FORMAT_OF[endpoint], contentType);
+          : imagesUsageTap()
+        : endpoint === 'embeddings'
+          ? embeddingsUsageTap()
+          : createUsageTap(FORMAT_OF[endpoint], contentType);
   let usageRead = false;
   const readUsage = (): void => {
     if (usageRead) return;

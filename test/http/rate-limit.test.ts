@@ -15,6 +15,7 @@ const KEY = {
   concurrency: 'sk-jct-concurrency-0123456789',
   tpmPrompt: 'sk-jct-tpm-prompt-0123456789ab',
   tpmUsage: 'sk-jct-tpm-usage-0123456789abc',
+  tpmMedia: 'sk-jct-tpm-media-0123456789abc',
 } as const;
 
 const config = (url: string) =>
@@ -26,6 +27,7 @@ const config = (url: string) =>
     - { name: concurrency, key: "${KEY.concurrency}", limits: { concurrency: 1 } }
     - { name: tpm-prompt, key: "${KEY.tpmPrompt}", limits: { tpm: 1000 } }
     - { name: tpm-usage, key: "${KEY.tpmUsage}", limits: { tpm: 1000 } }
+    - { name: tpm-media, key: "${KEY.tpmMedia}", limits: { tpm: 1000 } }
     - { name: restricted`,
   );
 
@@ -218,6 +220,16 @@ describe(`rate limits per key (${limiter.name} limiter)`, () => {
     expect(refused.status).to.equal(429);
     expectRetryAfter(refused.headers, 150, 200);
     expect(refused.headers.get('anthropic-ratelimit-tokens-remaining')).to.equal('0');
+  });
+
+  it('counts audio and image tokens against tpm too (issue #13: they are kept apart from input and output)', async () => {
+    // 4,000 completion tokens, all but 10 of them audio: the bucket goes about 3,000 into debt.
+    const usage = { prompt_tokens: 9, completion_tokens: 4000, total_tokens: 4009, completion_tokens_details: { audio_tokens: 3990 } };
+    env.upstream.script(() => ({ body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi', refusal: null }, finish_reason: 'stop', logprobs: null }], usage } }));
+    expect((await chat(KEY.tpmMedia, ask('gpt-4o'))).status).to.equal(200);
+    await settled(KEY.tpmMedia, 1); // the debit lands when the first request's chain ends
+    // Counting only the 19 text tokens would leave about 980 of the 1,000.
+    expect((await chat(KEY.tpmMedia, ask('gpt-4o'))).status).to.equal(429);
   });
 });
 

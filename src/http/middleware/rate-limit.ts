@@ -60,12 +60,16 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
 }
 
 /**
- * Tokens the request used, as tpm counts them: input, output and cache reads and writes. Without
+ * Tokens the request used, as tpm counts them: input, output, cache reads and writes, and audio and
+ * image tokens (counted apart from input and output since issue #13). Without
  * reported usage, a request that reached the upstream keeps its estimate (plus any output seen, as
  * the ledger estimates a cut stream); one that never left gives its estimate back.
  */
 function usedTokens(state: GatewayState, estimate: number): number {
   const usage = state.outcome.usage;
-  if (usage !== undefined) return usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+  if (usage !== undefined) {
+    const media = (usage.inputAudio ?? 0) + (usage.outputAudio ?? 0) + (usage.inputImage ?? 0) + (usage.outputImage ?? 0);
+    return usage.input + usage.output + usage.cacheRead + usage.cacheWrite + media;
+  }
   return state.outcome.dispatched === true ? estimate + (state.outcome.outputEstimate ?? 0) : 0;
 }
