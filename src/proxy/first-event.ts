@@ -3,6 +3,7 @@ import { ERR, type GatewayError } from '../errors.ts';
 import { asObject, isObject } from '../formats/convert/json.ts';
 import { reportedError } from '../formats/upstream-events.ts';
 import type { WireFormat } from '../formats/wire.ts';
+import type { Terminator } from './sse-terminator.ts';
 import { SseGuard } from './sse-guard.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
 
@@ -51,7 +52,7 @@ export type FirstEvent =
  * Reads a native 2xx stream up to its first whole event(s), then pauses it: only then does the
  * gateway commit to the answer. Keepalives, if any, keep running meanwhile.
  */
-export function awaitFirstEvent(proxyRes: IncomingMessage, format: WireFormat, provider: string, timers: UpstreamTimers, terminator?: Buffer): Promise<FirstEvent> {
+export function awaitFirstEvent(proxyRes: IncomingMessage, format: WireFormat, provider: string, timers: UpstreamTimers, terminator?: Terminator): Promise<FirstEvent> {
   return new Promise((resolve) => {
     const guard = new SseGuard(format, terminator);
     const raw: Buffer[] = [];

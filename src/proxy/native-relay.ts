@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ERR, GatewayError } from '../errors.ts';
-import { FORMAT_OF, SSE_TERMINATOR_OF } from '../formats/wire.ts';
+import { FORMAT_OF } from '../formats/wire.ts';
+import { terminatorOf } from './sse-terminator.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
@@ -115,7 +116,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     const rewriter = chat && (state.usageForced === true || asksForUsage(state.body))
       ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
       : null;
-    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], SSE_TERMINATOR_OF[endpoint]) }, rewriter, fail, provider);
+    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], terminatorOf(endpoint, state.body)) }, rewriter, fail, provider);
   } else if (chat && !isSse) {
     relayWithCost(proxyRes, res, status, headers, costAdder(state));
   } else {

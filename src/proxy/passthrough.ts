@@ -2,7 +2,8 @@ import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:h
 import { Stream, type Writable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
-import { FORMAT_OF, SSE_TERMINATOR_OF, type Endpoint } from '../formats/wire.ts';
+import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
+import { terminatorOf } from './sse-terminator.ts';
 import { spliceFields, type JsonScan } from '../http/json-scan.ts';
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
@@ -192,7 +193,7 @@ export class Passthrough {
           if (status < 300 && proxyRes.headers['content-type']?.startsWith('text/event-stream') === true) {
             // A stream is committed to at its first whole event: one that opens with an error
             // (an overloaded_error under HTTP 200) is still a failure the loop may retry.
-            void awaitFirstEvent(proxyRes, FORMAT_OF[route.endpoint], provider, timers, SSE_TERMINATOR_OF[route.endpoint]).then((first) => {
+            void awaitFirstEvent(proxyRes, FORMAT_OF[route.endpoint], provider, timers, terminatorOf(route.endpoint, body)).then((first) => {
               if (settled) return;
               if (first.kind === 'events') commitTo(proxyRes, first.primed);
               else done(failed(first.kind === 'error' ? statusFailure(first.error.status, first.error, null) : failureOf(first.error)));

@@ -1,4 +1,5 @@
 import type { WireFormat } from '../formats/wire.ts';
+import type { Terminator } from './sse-terminator.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -43,12 +44,37 @@ export class SseGuard {
   #lastData = -1;
   #hasData = false;
 
-  /** An endpoint's own last event, such as speech's `"speech.audio.done"` (issue #13). */
-  readonly #terminator: Buffer | undefined;
+  /** An endpoint's own last event, such as speech's `"speech.audio.done"`, and how many end the stream (issue #13). */
+  readonly #terminator: Terminator | undefined;
+  #terminatorsSeen = 0;
+  /** The last bytes passed on, for a marker split between two of them. */
+  #passedEdge = EMPTY;
 
-  constructor(format: WireFormat, terminator?: Buffer) {
+  constructor(format: WireFormat, terminator?: Terminator) {
     this.#chat = format === 'chat';
     this.#terminator = terminator;
+  }
+
+  /**
+   * Counts the endpoint's terminators in bytes as they are passed on: each byte is passed once,
+   * and only whole events are (apart from one larger than MAX_HELD, passed as it comes).
+   */
+  #passed(bytes: Buffer): Buffer {
+    const terminator = this.#terminator;
+    if (terminator === undefined || bytes.length === 0) return bytes;
+    const { marker } = terminator;
+    if (this.#passedEdge.length > 0) {
+      const joined = Buffer.concat([this.#passedEdge, bytes.subarray(0, marker.length - 1)]);
+      for (let at = joined.indexOf(marker); at !== -1 && at < this.#passedEdge.length; at = joined.indexOf(marker, at + 1)) {
+        if (at + marker.length > this.#passedEdge.length) this.#terminatorsSeen++;
+      }
+    }
+    for (let at = bytes.indexOf(marker); at !== -1; at = bytes.indexOf(marker, at + marker.length)) this.#terminatorsSeen++;
+    const keep = marker.length - 1;
+    this.#passedEdge =
+      bytes.length >= keep ? Buffer.from(bytes.subarray(bytes.length - keep)) : Buffer.concat([this.#passedEdge, bytes]).subarray(-keep);
+    if (this.#terminatorsSeen >= terminator.count) this.terminated = true;
+    return bytes;
   }
 
   /** The bytes of the events completed by this chunk (possibly empty); a malformed event and all after it are withheld. */
@@ -65,7 +91,6 @@ export class SseGuard {
     this.#partsLength = 0;
     // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
     if (this.#chat && !this.terminated && buf.indexOf(FINISHED) !== -1) this.terminated = true;
-    if (this.#terminator !== undefined && !this.terminated && buf.indexOf(this.#terminator) !== -1) this.terminated = true;
     let lineStart = 0;
     let eventStart = 0;
     let forward = 0;
@@ -92,9 +117,9 @@ export class SseGuard {
     if (rest === 0) this.#held = null;
     else if (rest > MAX_HELD) {
       this.#held = null;
-      return buf;
+      return this.#passed(buf);
     } else this.#held = Buffer.from(buf.subarray(forward));
-    return forward === buf.length ? buf : buf.subarray(0, forward);
+    return this.#passed(forward === buf.length ? buf : buf.subarray(0, forward));
   }
 
   /** Bytes of an event the upstream never finished. */

@@ -122,6 +122,16 @@ describe('image generation', () => {
       expect(row.cost_usd).to.be.closeTo((10 * 5 + 40 * 10 + 272 * 40) / 1e6 + 0.011, 1e-12);
     });
 
+    it('a stream of two images that ends after the first is cut, not whole; after both it is whole', async () => {
+      const twice = STREAM + STREAM.split('\n\n').slice(1).join('\n\n');
+      env.upstream.script(() => ({ sse: STREAM }));
+      const cut = await call(`${env.gw.url}/v1/images/generations`, { headers: CHAT_HEADERS, body: { model: 'img-native', prompt: 'x', n: 2, stream: true, partial_images: 1 } });
+      expect(cut.text).to.match(/data: \{"error":/);
+      env.upstream.script(() => ({ sse: twice }));
+      const whole = await call(`${env.gw.url}/v1/images/generations`, { headers: CHAT_HEADERS, body: { model: 'img-native', prompt: 'x', n: 2, stream: true, partial_images: 1 } });
+      expect(whole.text).to.equal(twice);
+    });
+
     it('a stream cut before its completed event ends with an in-band error', async () => {
       env.upstream.script(() => ({ sse: STREAM.split('\n\n')[0] + '\n\n' }));
       const res = await call(`${env.gw.url}/v1/images/generations`, { headers: CHAT_HEADERS, body: { model: 'img-native', prompt: 'x', stream: true, partial_images: 1 } });

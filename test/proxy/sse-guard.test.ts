@@ -95,3 +95,21 @@ describe('native SSE guard', () => {
     expect(open.guard.terminated).to.equal(false);
   });
 });
+
+describe('SseGuard with an endpoint terminator (issue #13)', () => {
+  const event = (type: string) => `event: ${type}\ndata: {"type":"${type}","b64_json":"AAAA"}\n\n`;
+  const stream = Buffer.from(event('image_generation.partial_image') + event('image_generation.completed') + event('image_generation.completed'));
+  const terminator = (count: number) => ({ marker: Buffer.from('"image_generation.completed"'), count });
+
+  it('is terminated only once every expected terminator has passed, wherever the stream is split', () => {
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const guard = new SseGuard('chat', terminator(2));
+      const out = Buffer.concat([guard.push(stream.subarray(0, cut)), guard.push(stream.subarray(cut))]);
+      expect(out.equals(stream), `cut at ${cut}`).to.equal(true);
+      expect(guard.terminated, `cut at ${cut}`).to.equal(true);
+    }
+    const short = new SseGuard('chat', terminator(3));
+    short.push(stream);
+    expect(short.terminated).to.equal(false);
+  });
+});
