@@ -35,6 +35,9 @@ import type { Breakers } from './routing/breaker.ts';
 import type { InFlight } from './routing/in-flight.ts';
 import type { Clock } from './util/clock.ts';
 
+/** What GET / lists. */
+const ENDPOINT_PATHS: readonly string[] = [...Object.values(PATH_OF), '/v1/models'];
+
 /** Bodies nesting deeper than this are refused; real requests stay far below (Claude Code's ~15). */
 const MAX_JSON_DEPTH = 128;
 
@@ -113,7 +116,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
   // Claude Code probes `HEAD /` before its first request and ignores the status (real-clients.md).
   router.get('/', async (ctx) => {
-    ctx.body = { name: 'junction', endpoints: [...Object.values(PATH_OF), '/v1/models'] };
+    ctx.body = { name: 'junction', endpoints: ENDPOINT_PATHS };
   });
 
   app.use(createRequestContext());

@@ -6,7 +6,7 @@ import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/att
 import { failureOf } from '../routing/failures.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
-import { applyImagesUsage, emptyUsage } from '../usage/normalize.ts';
+import { addUsage, applyImagesUsage, emptyUsage } from '../usage/normalize.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
 
 /**
@@ -59,7 +59,7 @@ async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImagesStr
         usage.images++;
         const one = emptyUsage();
         applyImagesUsage(one, event.usage);
-        for (const key of ['input', 'output', 'inputImage', 'outputImage'] as const) usage[key] = (usage[key] ?? 0) + (one[key] ?? 0);
+        addUsage(usage, one);
       }
       await writer.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     }

@@ -1,9 +1,9 @@
 import { ERR, GatewayError } from '../errors.ts';
 import type { Json } from '../formats/convert/json.ts';
-import { FORMAT_OF, type TokenUsage, type WireFormat } from '../formats/wire.ts';
+import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../formats/wire.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
-import type { PluginResult } from '../plugin-host/api.ts';
+import type { FormattedBody, FormattedStream, PluginResult } from '../plugin-host/api.ts';
 import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
@@ -24,36 +24,40 @@ import { pluginRefusalOf } from './plugin-refusal.ts';
  * backpressure. Usage is read from the typed objects as they pass.
  */
 
+/** The result format each endpoint with one of its own takes (issue #13). */
+const OWN_RESULT_FORMAT: Partial<Readonly<Record<Endpoint, PluginResult['format']>>> = {
+  count_tokens: 'count',
+  embeddings: 'embeddings',
+  images_generations: 'images',
+  audio_speech: 'audio',
+};
+const isTextResult = (result: PluginResult): result is FormattedBody | FormattedStream => result.format === 'messages' || result.format === 'chat';
+
 /** An in-process plugin's result: converted to the client's format if needed, then sent. */
 export async function sendResult(ctx: GatewayContext, result: PluginResult, log: Logger, attempt: Attempt): Promise<AttemptResult> {
   const { route, body } = ctx.state;
   if (!route || !body) throw ERR.internal();
   const provider = route.provider.config.id;
-  if (route.endpoint === 'count_tokens' || result.format === 'count') {
-    if (route.endpoint !== 'count_tokens' || result.format !== 'count') {
-      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
+  // Endpoints with a result format of their own take only that one; the text endpoints take either
+  // text format, converted if need be.
+  const own = OWN_RESULT_FORMAT[route.endpoint];
+  if (own !== undefined || !isTextResult(result)) {
+    const mismatch = failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
+    if (result.format !== own) return mismatch;
+    switch (result.format) {
+      case 'count':
+        ctx.body = result.body;
+        return SERVED;
+      case 'embeddings':
+        attempt.commit();
+        return sendEmbeddings(ctx, result, provider);
+      case 'images':
+        return sendImages(ctx, result, provider, attempt);
+      case 'audio':
+        return sendAudio(ctx, result, provider, attempt);
+      default:
+        return mismatch;
     }
-    ctx.body = result.body;
-    return SERVED;
-  }
-  if (route.endpoint === 'embeddings' || result.format === 'embeddings') {
-    if (route.endpoint !== 'embeddings' || result.format !== 'embeddings') {
-      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
-    }
-    attempt.commit();
-    return sendEmbeddings(ctx, result, provider);
-  }
-  if (route.endpoint === 'images_generations' || result.format === 'images') {
-    if (route.endpoint !== 'images_generations' || result.format !== 'images') {
-      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
-    }
-    return sendImages(ctx, result, provider, attempt);
-  }
-  if (route.endpoint === 'audio_speech' || result.format === 'audio') {
-    if (route.endpoint !== 'audio_speech' || result.format !== 'audio') {
-      return failed(failureOf(ERR.pluginInvalidResult(provider, `a ${result.format} result does not answer ${route.endpoint}`)));
-    }
-    return sendAudio(ctx, result, provider, attempt);
   }
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {

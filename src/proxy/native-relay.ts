@@ -5,9 +5,7 @@ import { terminatorOf } from './sse-terminator.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
-import { createUsageTap } from '../usage/tap.ts';
-import { embeddingsUsageTap, imagesUsageTap } from '../usage/tail-tap.ts';
-import { ImagesSseUsageTap } from '../usage/images-sse-tap.ts';
+import { usageTapFor } from '../usage/tap.ts';
 import { speechCostHeader, speechUsage } from '../usage/speech.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { costOf } from '../billing/pricing.ts';
@@ -59,21 +57,12 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     }
   };
 
-  const tap =
-    // Speech is charged by its characters, known from the request: its audio is never inspected.
-    status >= 300 || endpoint === 'count_tokens' || endpoint === 'audio_speech'
-      ? null
-      : endpoint === 'images_generations'
-        ? isSse
-          ? new ImagesSseUsageTap()
-          : imagesUsageTap()
-        : endpoint === 'embeddings'
-          ? embeddingsUsageTap()
-          : createUsageTap(FORMAT_OF[endpoint], contentType);
+  const tap = status < 300 ? usageTapFor(endpoint, contentType) : null;
   let usageRead = false;
   const readUsage = (): void => {
     if (usageRead) return;
     usageRead = true;
+    // Speech is charged by its characters, known from the request: its audio is never inspected.
     const usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish();
     if (usage) state.outcome.usage = usage;
     if (tap) state.outcome.outputEstimate = tap.outputEstimate();

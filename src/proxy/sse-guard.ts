@@ -1,5 +1,6 @@
 import type { WireFormat } from '../formats/wire.ts';
 import type { Terminator } from './sse-terminator.ts';
+import { MarkerCounter } from '../util/marker-counter.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -46,34 +47,19 @@ export class SseGuard {
 
   /** An endpoint's own last event, such as speech's `"speech.audio.done"`, and how many end the stream (issue #13). */
   readonly #terminator: Terminator | undefined;
-  #terminatorsSeen = 0;
-  /** The last bytes passed on, for a marker split between two of them. */
-  #passedEdge = EMPTY;
+  /** Counted in the bytes passed on: each is passed once, and only whole events are (but one over MAX_HELD). */
+  readonly #terminators: MarkerCounter | undefined;
 
   constructor(format: WireFormat, terminator?: Terminator) {
     this.#chat = format === 'chat';
     this.#terminator = terminator;
+    this.#terminators = terminator && new MarkerCounter([terminator.marker]);
   }
 
-  /**
-   * Counts the endpoint's terminators in bytes as they are passed on: each byte is passed once,
-   * and only whole events are (apart from one larger than MAX_HELD, passed as it comes).
-   */
   #passed(bytes: Buffer): Buffer {
-    const terminator = this.#terminator;
-    if (terminator === undefined || bytes.length === 0) return bytes;
-    const { marker } = terminator;
-    if (this.#passedEdge.length > 0) {
-      const joined = Buffer.concat([this.#passedEdge, bytes.subarray(0, marker.length - 1)]);
-      for (let at = joined.indexOf(marker); at !== -1 && at < this.#passedEdge.length; at = joined.indexOf(marker, at + 1)) {
-        if (at + marker.length > this.#passedEdge.length) this.#terminatorsSeen++;
-      }
-    }
-    for (let at = bytes.indexOf(marker); at !== -1; at = bytes.indexOf(marker, at + marker.length)) this.#terminatorsSeen++;
-    const keep = marker.length - 1;
-    this.#passedEdge =
-      bytes.length >= keep ? Buffer.from(bytes.subarray(bytes.length - keep)) : Buffer.concat([this.#passedEdge, bytes]).subarray(-keep);
-    if (this.#terminatorsSeen >= terminator.count) this.terminated = true;
+    if (this.#terminator === undefined || this.#terminators === undefined) return bytes;
+    this.#terminators.push(bytes);
+    if (this.#terminators.count >= this.#terminator.count) this.terminated = true;
     return bytes;
   }
 

@@ -1,5 +1,5 @@
 import type { TokenUsage } from '../formats/wire.ts';
-import { applyImagesUsage, emptyUsage } from './normalize.ts';
+import { addUsage, applyImagesUsage, emptyUsage } from './normalize.ts';
 import type { UsageTap } from './tap.ts';
 
 const COMPLETED = Buffer.from('.completed"');
@@ -16,7 +16,6 @@ const CARRY = 4096;
  */
 export class ImagesSseUsageTap implements UsageTap {
   #images = 0;
-  readonly #usage = emptyUsage();
   readonly #sum = emptyUsage();
   #sawUsage = false;
   #carry = Buffer.alloc(0);
@@ -60,7 +59,7 @@ export class ImagesSseUsageTap implements UsageTap {
       const one = emptyUsage();
       applyImagesUsage(one, JSON.parse(json));
       this.#sawUsage = true;
-      for (const key of ['input', 'output', 'inputImage', 'outputImage'] as const) this.#sum[key] = (this.#sum[key] ?? 0) + (one[key] ?? 0);
+      addUsage(this.#sum, one);
     } catch {
       // not a usage object after all
     }
@@ -72,7 +71,7 @@ export class ImagesSseUsageTap implements UsageTap {
 
   finish(): TokenUsage | undefined {
     if (this.#images === 0 && !this.#sawUsage) return undefined;
-    return { ...this.#usage, ...this.#sum, images: this.#images };
+    return { ...this.#sum, images: this.#images };
   }
 }
 

@@ -104,3 +104,15 @@ export function applyImagesUsage(into: TokenUsage, raw: unknown): void {
   into.outputImage = outDetails ? Math.min(output, count(outDetails['image_tokens'])) : output;
   into.output = output - into.outputImage;
 }
+
+/** Adds the token counts of `from` to `into` (a stream's usage reported per image; issue #13). */
+export function addUsage(into: TokenUsage, from: TokenUsage): void {
+  into.input += from.input;
+  into.output += from.output;
+  into.cacheRead += from.cacheRead;
+  into.cacheWrite += from.cacheWrite;
+  into.reasoning += from.reasoning;
+  for (const key of ['inputImage', 'outputImage', 'inputAudio', 'outputAudio'] as const) {
+    if (from[key] !== undefined) into[key] = (into[key] ?? 0) + from[key];
+  }
+}

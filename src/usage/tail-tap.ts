@@ -1,6 +1,7 @@
 import type { TokenUsage } from '../formats/wire.ts';
 import { applyChatUsage, applyImagesUsage, emptyUsage } from './normalize.ts';
 import type { UsageTap } from './tap.ts';
+import { MarkerCounter } from '../util/marker-counter.ts';
 
 /**
  * An image entry's key with a string value, compact or with one space: a key whose value is null
@@ -19,46 +20,23 @@ const TAIL = 64 * 1024;
  */
 export class TailUsageTap implements UsageTap {
   readonly #apply: (usage: TokenUsage, raw: unknown) => void;
-  readonly #keys: readonly Buffer[];
-  readonly #longest: number;
-  #images = 0;
+  /** Image keys counted, or null where the answer has no images. */
+  readonly #images: MarkerCounter | null;
   #size = 0;
-  /** The last bytes before this chunk, for a key split across chunks. */
-  #edge = Buffer.alloc(0);
   #tail: Buffer[] = [];
   #tailSize = 0;
 
   constructor(apply: (usage: TokenUsage, raw: unknown) => void, keys: readonly Buffer[]) {
     this.#apply = apply;
-    this.#keys = keys;
-    this.#longest = Math.max(0, ...keys.map((k) => k.length));
+    this.#images = keys.length > 0 ? new MarkerCounter(keys) : null;
   }
 
   push(chunk: Buffer): void {
     this.#size += chunk.length;
-    if (this.#keys.length > 0) this.#count(chunk);
+    this.#images?.push(chunk);
     this.#tail.push(chunk);
     this.#tailSize += chunk.length;
     while (this.#tail.length > 1 && this.#tailSize - (this.#tail[0]?.length ?? 0) >= TAIL) this.#tailSize -= this.#tail.shift()?.length ?? 0;
-  }
-
-  #count(chunk: Buffer): void {
-    const keep = this.#longest - 1;
-    if (this.#edge.length > 0) {
-      // Only matches that start in the edge and end in this chunk; the rest are counted below.
-      const joined = Buffer.concat([this.#edge, chunk.subarray(0, keep)]);
-      for (const key of this.#keys) {
-        for (let at = joined.indexOf(key); at !== -1 && at < this.#edge.length; at = joined.indexOf(key, at + 1)) {
-          if (at + key.length > this.#edge.length) this.#images++;
-        }
-      }
-    }
-    for (const key of this.#keys) for (let at = chunk.indexOf(key); at !== -1; at = chunk.indexOf(key, at + key.length)) this.#images++;
-    // The last bytes seen, however small the chunks: a key can span several of them.
-    this.#edge =
-      chunk.length >= keep
-        ? Buffer.from(chunk.subarray(chunk.length - keep))
-        : Buffer.concat([this.#edge, chunk]).subarray(Math.max(0, this.#edge.length + chunk.length - keep));
   }
 
   /** A cut answer is unreadable, and its bytes are data, not output tokens: nothing is estimated. */
@@ -69,7 +47,7 @@ export class TailUsageTap implements UsageTap {
   finish(): TokenUsage | undefined {
     if (this.#size === 0) return undefined;
     const usage = emptyUsage();
-    if (this.#keys.length > 0) usage.images = this.#images;
+    if (this.#images) usage.images = this.#images.count;
     let found = false;
     const tail = Buffer.concat(this.#tail);
     const at = tail.lastIndexOf(USAGE);
@@ -90,7 +68,7 @@ export class TailUsageTap implements UsageTap {
         }
       }
     }
-    return found || this.#keys.length > 0 ? usage : undefined;
+    return found || this.#images ? usage : undefined;
   }
 }
 

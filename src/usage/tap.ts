@@ -1,4 +1,6 @@
-import type { TokenUsage, WireFormat } from '../formats/wire.ts';
+import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../formats/wire.ts';
+import { ImagesSseUsageTap } from './images-sse-tap.ts';
+import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from './normalize.ts';
 
 /**
@@ -27,6 +29,26 @@ const DATA = Buffer.from('data:');
 const NEWLINE = 0x0a;
 /** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
 const MAX_BUFFERED = 8 * 1024 * 1024;
+
+/**
+ * The tap that reads an endpoint's 2xx answer (issue #13): the format's own for Messages and Chat;
+ * tail-reading ones for Images and embeddings answers, which run to megabytes; none for speech,
+ * charged by the characters of its request, nor for count_tokens, which is free.
+ */
+export function usageTapFor(endpoint: Endpoint, contentType: string | undefined): UsageTap | null {
+  const isSse = contentType?.startsWith('text/event-stream') === true;
+  switch (endpoint) {
+    case 'count_tokens':
+    case 'audio_speech':
+      return null;
+    case 'images_generations':
+      return isSse ? new ImagesSseUsageTap() : imagesUsageTap();
+    case 'embeddings':
+      return embeddingsUsageTap();
+    default:
+      return createUsageTap(FORMAT_OF[endpoint], contentType);
+  }
+}
 
 export function createUsageTap(format: WireFormat, contentType: string | undefined): UsageTap {
   const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;

@@ -3,7 +3,7 @@ import { picoToUsdText, type Pico } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
-import type { GatewayContext, GatewayMiddleware } from '../state.ts';
+import type { GatewayMiddleware, GatewayState, Reservation } from '../state.ts';
 
 /**
  * The estimate counts with OpenAI's o200k tokenizer; Claude's tokenizers give roughly 20–30% more
@@ -27,52 +27,47 @@ const IMAGE_TOKENS_BOUND = 8_192;
  */
 export function createReservation(holds: Holds, instanceId: string): GatewayMiddleware {
   return async (ctx, next) => {
-    const { route, body, key, requestId } = ctx.state;
-    if (!route || !body || !key) throw ERR.internal();
+    const { route, key, requestId } = ctx.state;
+    if (!route || !key) throw ERR.internal();
     if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
-    if (route.endpoint === 'audio_speech') return reserveSpeech(ctx, next, holds, instanceId);
-    // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
-    // counted already when a tpm limit applies (rate-limit.ts).
-    const inputTokens = await inputTokensOf(ctx.state);
-    // Chat's `n` asks for that many choices, each up to the output limit; embeddings have no output.
-    const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
-    const maxOutput = route.endpoint === 'embeddings' || route.endpoint === 'images_generations' ? 0 : maxOutputOf(body, route.model) * choices;
-    let amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
-    let imagePrice: Pico | undefined;
-    if (route.endpoint === 'images_generations') {
-      // Every image asked for, at its size and quality's price, and its image tokens at their bound.
-      const images = BigInt(typeof body['n'] === 'number' ? body['n'] : 1);
-      imagePrice = imagePriceOf(route.prices, body['size'], body['quality']);
-      amount += images * (imagePrice + BigInt(route.model.maxOutputTokens ?? IMAGE_TOKENS_BOUND) * route.prices.outputImage);
-    }
-    const reserved = await holds.reserve({
-      requestId,
-      keyId: key.id,
-      amount,
-      inputCost: BigInt(inputTokens) * route.prices.input,
-      model: route.model.id,
-      provider: route.provider.config.id,
-      instanceId,
-    });
+    const { amount, inputCost, reservation } = await planHold(ctx.state);
+    const reserved = await holds.reserve({ requestId, keyId: key.id, amount, inputCost, model: route.model.id, provider: route.provider.config.id, instanceId });
     if (!reserved.ok) {
       const available = reserved.available > 0n ? reserved.available : 0n;
       throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(available));
     }
-    ctx.state.reservation = { amount, inputTokens, ...(imagePrice !== undefined && { imagePrice }) };
+    ctx.state.reservation = reservation;
     await next();
   };
 }
 
-/** Speech costs its characters (code points) and the flat fee, exactly, before a byte is spoken. */
-async function reserveSpeech(ctx: GatewayContext, next: () => Promise<void>, holds: Holds, instanceId: string): Promise<void> {
-  const { route, body, key, requestId } = ctx.state;
-  if (!route || !body || !key) throw ERR.internal();
-  const characters = typeof body['input'] === 'string' ? [...body['input']].length : 0;
-  const amount = BigInt(characters) * route.prices.characters + route.prices.request;
-  const reserved = await holds.reserve({ requestId, keyId: key.id, amount, inputCost: amount, model: route.model.id, provider: route.provider.config.id, instanceId });
-  if (!reserved.ok) throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(reserved.available > 0n ? reserved.available : 0n));
-  ctx.state.reservation = { amount, inputTokens: 0, characters };
-  await next();
+/**
+ * What a request holds, and what its input alone costs (charged if the process dies before
+ * settling). Speech costs its characters (code points) and the flat fee, exactly, before a byte is
+ * spoken; every other endpoint its input tokens with a margin and the most output it may make.
+ */
+async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost: Pico; reservation: Reservation }> {
+  const { route, body } = state;
+  if (!route || !body) throw ERR.internal();
+  if (route.endpoint === 'audio_speech') {
+    const characters = typeof body['input'] === 'string' ? [...body['input']].length : 0;
+    const amount = BigInt(characters) * route.prices.characters + route.prices.request;
+    return { amount, inputCost: amount, reservation: { amount, inputTokens: 0, characters } };
+  }
+  // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
+  // counted already when a tpm limit applies (rate-limit.ts).
+  const inputTokens = await inputTokensOf(state);
+  // Chat's `n` asks for that many choices, each up to the output limit; embeddings have no output.
+  const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
+  const maxOutput = route.endpoint === 'embeddings' || route.endpoint === 'images_generations' ? 0 : maxOutputOf(body, route.model) * choices;
+  let amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
+  const inputCost = BigInt(inputTokens) * route.prices.input;
+  if (route.endpoint !== 'images_generations') return { amount, inputCost, reservation: { amount, inputTokens } };
+  // Every image asked for, at its size and quality's price, and its image tokens at their bound.
+  const images = BigInt(typeof body['n'] === 'number' ? body['n'] : 1);
+  const imagePrice = imagePriceOf(route.prices, body['size'], body['quality']);
+  amount += images * (imagePrice + BigInt(route.model.maxOutputTokens ?? IMAGE_TOKENS_BOUND) * route.prices.outputImage);
+  return { amount, inputCost, reservation: { amount, inputTokens, imagePrice } };
 }
 
 function maxOutputOf(body: Record<string, unknown>, model: { maxOutputTokens: number | null; contextLength: number | null }): number {
