@@ -4,7 +4,17 @@ import type { KeyStore } from './auth/key-store.ts';
 import type { Catalogue } from './catalogue/catalogue.ts';
 import type { GatewayConfig } from './config/types.ts';
 import { createDispatcher } from './dispatch/dispatch.ts';
-import { chatRequestSchema, countTokensRequestSchema, embeddingsRequestSchema, imagesRequestSchema, messagesRequestSchema, speechRequestSchema } from './formats/request-schemas.ts';
+import {
+  chatRequestSchema,
+  countTokensRequestSchema,
+  embeddingsRequestSchema,
+  imagesEditFormSchema,
+  imagesRequestSchema,
+  messagesRequestSchema,
+  speechRequestSchema,
+  transcriptionFormSchema,
+} from './formats/request-schemas.ts';
+import { createFormReader } from './http/middleware/form-body.ts';
 import { createRequestFinish, markLedgered } from './http/middleware/finish.ts';
 import { createReservation } from './http/middleware/reserve.ts';
 import { createRateLimit } from './http/middleware/rate-limit.ts';
@@ -104,6 +114,16 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   ] as const;
   for (const [endpoint, schema] of openaiEndpoints) {
     router.post(PATH_OF[endpoint], markLedgered, auth, body, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch);
+  }
+  // The multipart endpoints read their form as it streams (issue #13): no JSON body reader.
+  const formEndpoints = [
+    ['images_edits', imagesEditFormSchema],
+    ['audio_transcriptions', transcriptionFormSchema],
+    ['audio_translations', transcriptionFormSchema],
+  ] as const;
+  for (const [endpoint, schema] of formEndpoints) {
+    const form = createFormReader({ limitBytes: parts.config.server.maxBodyBytes, endpoint });
+    router.post(PATH_OF[endpoint], markLedgered, auth, form, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch);
   }
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));

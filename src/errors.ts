@@ -143,6 +143,21 @@ export const ERR = {
       code: 'GW_ERR_CONTENT_ENCODING',
       message: `content-encoding "${encoding}" is not supported; send an uncompressed body`,
     }),
+  // media.md §8.2 step 5: a malformed form is the client's 400, never a 500.
+  formInvalid: (detail: string, unread: boolean) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_FORM_INVALID',
+      message: `request body is not a valid multipart form: ${detail}`,
+      ...(unread && { headers: { connection: 'close' } }),
+    }),
+  unsupportedMediaType: (contentType: string, path: string, expected: string) =>
+    new GatewayError({
+      status: 415,
+      code: 'GW_ERR_CONTENT_TYPE',
+      message: `${path} takes ${expected}, not "${contentType.slice(0, 100)}"`,
+      param: 'content-type',
+    }),
   invalidField: (message: string, param: string) =>
     new GatewayError({ status: 400, code: 'GW_ERR_FIELD_INVALID', message, param, chatCode: 'invalid_value' }),
   // OpenAI's own code for an exhausted balance is insufficient_quota (issue #4).

@@ -1,5 +1,13 @@
 import { crc32, deflateSync } from 'node:zlib';
-import type { ImagesRequest, ImagesResponse, ImagesStreamEvent } from '../../src/plugin-host/api.ts';
+import {
+  PluginRequestError,
+  type ClientRequest,
+  type FormattedImages,
+  type ImagesEditStreamEvent,
+  type ImagesRequest,
+  type ImagesResponse,
+  type ImagesStreamEvent,
+} from '../../src/plugin-host/api.ts';
 import { fnv1a } from './hash.ts';
 import { estimateTokens } from './reply.ts';
 
@@ -94,4 +102,32 @@ function chunk(type: string, data: Buffer): Buffer {
   data.copy(out, 8);
   out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
+}
+
+type EditRequest = Extract<ClientRequest, { endpoint: 'images_edits' }>;
+
+/**
+ * The demo edit: the same gradients, seeded by the prompt and the first image's bytes, so a
+ * different picture edits differently. Streamed edits use the `image_edit.*` event names.
+ */
+export async function edit(request: EditRequest): Promise<FormattedImages> {
+  const image = request.files.find((f) => f.field === 'image' || f.field === 'image[]');
+  if (image === undefined) throw new PluginRequestError(400, 'image is required', 'image');
+  const { prompt = '', n, response_format, partial_images } = request.body;
+  const seeded: ImagesRequest = {
+    prompt: `${prompt}\u0000${fnv1a((await image.bytes()).toString('latin1'))}`,
+    ...(typeof n === 'number' && { n }),
+    ...(response_format && { response_format }),
+    ...(typeof partial_images === 'number' && { partial_images }),
+  };
+  if (!request.stream) return { format: 'images', body: draw(seeded) };
+  return { format: 'images', events: editEvents(drawStream(seeded)) };
+}
+
+async function* editEvents(events: AsyncIterable<ImagesStreamEvent>): AsyncGenerator<ImagesEditStreamEvent> {
+  for await (const event of events) {
+    yield event.type === 'image_generation.completed'
+      ? { ...event, type: 'image_edit.completed' }
+      : { ...event, type: 'image_edit.partial_image' };
+  }
 }

@@ -1,14 +1,16 @@
 import { definePlugin, type CallContext, type ClientRequest, type PluginResult } from '../../src/plugin-host/api.ts';
 import { chatBody, chatChunks } from './chat.ts';
 import { embed } from './embeddings.ts';
-import { draw, drawStream } from './image.ts';
+import { draw, drawStream, edit } from './image.ts';
+import { transcribe } from './transcribe.ts';
 import { speak } from './speech.ts';
 import { messagesBody, messagesEvents } from './messages.ts';
 import { estimateTokens, inputTexts, replyTo } from './reply.ts';
 
 /**
  * `mock`: an offline demo provider that answers in-process, deterministically, in both formats,
- * streamed or not, and serves embeddings (issue #13). It lets `npm ci && npm start` work with no provider key and no network.
+ * streamed or not, and serves one model of each media kind: embeddings, images (drawn and edited),
+ * speech and transcription (issue #13). It lets `npm ci && npm start` work with no provider key and no network.
  */
 export default definePlugin({
   name: 'mock',
@@ -16,7 +18,17 @@ export default definePlugin({
   // It honours the length limit and a forced tool choice; everything else is accepted and has no effect.
   create: () => ({
     invoke,
-    invokes: ['messages', 'count_tokens', 'chat_completions', 'embeddings', 'images_generations', 'audio_speech'],
+    invokes: [
+      'messages',
+      'count_tokens',
+      'chat_completions',
+      'embeddings',
+      'images_generations',
+      'images_edits',
+      'audio_speech',
+      'audio_transcriptions',
+      'audio_translations',
+    ],
     parameters: ['max_tokens', 'tools', 'tool_choice'],
   }),
 });
@@ -28,6 +40,8 @@ async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginR
     return request.stream ? { format: 'images', events: drawStream(request.body) } : { format: 'images', body: draw(request.body) };
   }
   if (request.endpoint === 'audio_speech') return speak(request.body);
+  if (request.endpoint === 'images_edits') return edit(request);
+  if (request.endpoint === 'audio_transcriptions' || request.endpoint === 'audio_translations') return transcribe(request);
   if (request.endpoint === 'count_tokens') {
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
   }

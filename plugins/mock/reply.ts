@@ -19,7 +19,7 @@ export interface MockReply {
 const SNIPPET_CHARS = 120;
 
 /** The requests the demo text model answers. */
-export type TextRequest = Exclude<ClientRequest, { endpoint: 'embeddings' | 'images_generations' | 'audio_speech' }>;
+export type TextRequest = Extract<ClientRequest, { endpoint: 'messages' | 'count_tokens' | 'chat_completions' }>;
 
 export function replyTo(request: TextRequest): MockReply {
   const texts = inputTexts(request);

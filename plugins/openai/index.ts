@@ -38,7 +38,15 @@ export default definePlugin<ChatProviderOptions>({
     };
     return {
       native: {
-        endpoints: { chat_completions: url, embeddings: `${base}/embeddings`, images_generations: `${base}/images/generations`, audio_speech: `${base}/audio/speech` },
+        endpoints: {
+          chat_completions: url,
+          embeddings: `${base}/embeddings`,
+          images_generations: `${base}/images/generations`,
+          images_edits: `${base}/images/edits`,
+          audio_speech: `${base}/audio/speech`,
+          audio_transcriptions: `${base}/audio/transcriptions`,
+          audio_translations: `${base}/audio/translations`,
+        },
         headers,
         forwardHeaders: provider.options.forward_headers?.map((h) => h.toLowerCase()) ?? [],
       },

@@ -20,6 +20,8 @@ export interface Prices {
   readonly dearestImage: Pico;
   /** Per character of speech input. */
   readonly characters: Pico;
+  /** Per minute of audio transcribed (not per millisecond: a minute's price is exact, a millisecond's may not be). */
+  readonly audioMinute: Pico;
 }
 
 /** Absent cache and reasoning prices fall back to the input and output prices. */
@@ -40,6 +42,7 @@ export function compilePrices(pricing: Pricing): Prices {
     outputImage: pricing.outputImage === null ? output : perMillionToPicoPerToken(pricing.outputImage),
     ...imagePrices(pricing.image),
     characters: pricing.characters === null ? 0n : perMillionToPicoPerToken(pricing.characters),
+    audioMinute: pricing.audioMinute === null ? 0n : perMillionToPicoPerToken(pricing.audioMinute) * 1_000_000n,
   };
 }
 
@@ -82,8 +85,17 @@ export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n)
     BigInt(usage.outputImage ?? 0) * prices.outputImage +
     BigInt(usage.images ?? 0) * imagePrice +
     BigInt(usage.characters ?? 0) * prices.characters +
+    audioCostOf(usage.audioMs ?? 0, prices) +
     prices.request
   );
+}
+
+const MS_PER_MINUTE = 60_000n;
+
+/** Audio at the per-minute price, to the millisecond, rounded up to the next pico-dollar. */
+export function audioCostOf(audioMs: number, prices: Prices): Pico {
+  const scaled = BigInt(Math.ceil(audioMs)) * prices.audioMinute;
+  return (scaled + MS_PER_MINUTE - 1n) / MS_PER_MINUTE;
 }
 
 /**

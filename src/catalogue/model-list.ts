@@ -101,6 +101,9 @@ function mediaPricing(price: Pricing): Record<string, unknown> {
   if (price.outputAudio !== null) out['audio_output'] = perTokenFromPerMillion(price.outputAudio);
   if (price.inputImage !== null) out['input_image_token'] = perTokenFromPerMillion(price.inputImage);
   if (price.outputImage !== null) out['output_image_token'] = perTokenFromPerMillion(price.outputImage);
+  // Speech per character, transcription per minute of audio (issue #13): units OpenRouter has no name for.
+  if (price.characters !== null) out['character'] = perTokenFromPerMillion(price.characters);
+  if (price.audioMinute !== null) out['audio_minute'] = String(price.audioMinute);
   if (typeof price.image === 'number') out['image_output'] = String(price.image);
   else if (price.image !== null) {
     out['image_output'] = String(Math.max(...Object.values(price.image)));

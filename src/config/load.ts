@@ -271,6 +271,7 @@ function build(
       outputImage: m.pricing.output_image ?? null,
       image: m.pricing.image ?? null,
       characters: m.pricing.characters ?? null,
+      audioMinute: m.pricing.audio_minute ?? null,
     },
     contextLength: m.context_length ?? null,
     maxOutputTokens: m.max_output_tokens ?? null,

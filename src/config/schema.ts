@@ -90,12 +90,14 @@ export const pricingSchema = z.strictObject({
   /** Image tokens, per million (issue #13); default to `input` and `output`. */
   input_image: price.optional(),
   output_image: price.optional(),
+  /** Speech: USD per million characters of `input` (issue #13). */
+  characters: price.optional(),
+  /** Transcription and translation: USD per minute of audio, as the upstream reports it (issue #13). */
+  audio_minute: price.optional(),
   /**
    * USD per image generated: one price, or a table by size and quality (`1024x1024`,
    * `1024x1536/high`); a request matches size/quality, then size, and otherwise pays the dearest.
    */
-  /** Speech: USD per million characters of `input` (issue #13). */
-  characters: price.optional(),
   image: z.union([price, z.record(z.string().regex(/^(\d+x\d+|auto)(\/[a-z]+)?$/, 'must be a size such as "1024x1024", optionally with "/quality"'), price)]).optional(),
 });
 

@@ -100,6 +100,8 @@ export interface Pricing {
   readonly outputImage: number | null;
   /** Speech: USD per million characters; null for none. */
   readonly characters: number | null;
+  /** Transcription: USD per minute of audio; null for none. */
+  readonly audioMinute: number | null;
   /** USD per image: one price, a table by `size` or `size/quality`, or null for none. */
   readonly image: number | Readonly<Record<string, number>> | null;
 }

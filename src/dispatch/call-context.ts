@@ -1,6 +1,8 @@
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
-import type { CallContext, ClientRequest } from '../plugin-host/api.ts';
+import type { CallContext, ClientRequest, FormFile, ImagesEditFields, TranscriptionFields, TranslationFields } from '../plugin-host/api.ts';
+import type { Upload } from '../http/multipart/upload.ts';
+import { wavDurationMs } from '../usage/wav.ts';
 import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type ImagesRequest, type MessagesRequest, type SpeechRequest } from '../formats/wire.ts';
 import { ERR } from '../errors.ts';
 
@@ -23,7 +25,33 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
       return { endpoint: 'images_generations', body: body as unknown as ImagesRequest, stream };
     case 'audio_speech':
       return { endpoint: 'audio_speech', body: body as unknown as SpeechRequest, stream: false };
+    case 'images_edits':
+      return { endpoint: 'images_edits', body: body as unknown as ImagesEditFields, files: filesOf(ctx.state.upload), stream };
+    case 'audio_transcriptions':
+      return { endpoint: 'audio_transcriptions', body: body as unknown as TranscriptionFields, files: filesOf(ctx.state.upload), stream };
+    case 'audio_translations':
+      return { endpoint: 'audio_translations', body: body as unknown as TranslationFields, files: filesOf(ctx.state.upload), stream: false };
   }
+}
+
+/** The file parts of a form read whole (Upload#complete), each read from the spool when asked. */
+function filesOf(upload: Upload | undefined): FormFile[] {
+  if (!upload) throw ERR.internal();
+  const files: FormFile[] = [];
+  for (const part of upload.scanner.parts) {
+    if (part.filename === undefined) continue;
+    const { start, end = start } = part;
+    const audioMs = wavDurationMs(part.head, part.size);
+    files.push({
+      field: part.name,
+      filename: part.filename,
+      contentType: part.contentType,
+      size: part.size,
+      ...(audioMs !== undefined && { audioSeconds: audioMs / 1000 }),
+      bytes: () => upload.spool.read(start, end),
+    });
+  }
+  return files;
 }
 
 /** Per-request facts for plugins, with the attempt's signal: it aborts when the client goes away or at shutdown. */

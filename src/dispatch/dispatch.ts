@@ -14,6 +14,7 @@ import { sendResult } from './send-result.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
 import { serveTranslated } from './translate.ts';
 import { inputTokensOf } from '../http/input-tokens.ts';
+import { formBody } from '../http/middleware/form-body.ts';
 
 export interface DispatchOptions {
   readonly providers: ReadonlyMap<string, LoadedProvider>;
@@ -88,9 +89,15 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
   const providerId = route.provider.config.id;
   if (!invoke) return failed(failureOf(ERR.formatUnsupported(route.provider.config.id, providerId, ctx.path)));
   ctx.state.outcome.kind = 'in-process';
-  ctx.state.outcome.dispatched = true;
   let result;
   try {
+    const upload = ctx.state.upload;
+    if (upload) {
+      // A plugin reads the form whole: the rest of the body is read (and checked) first.
+      await upload.complete();
+      ctx.state.body = formBody(upload.scanner.fields);
+    }
+    ctx.state.outcome.dispatched = true;
     result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.cancel.signal));
   } catch (err) {
     if (err instanceof GatewayError) return failed(failureOf(err));

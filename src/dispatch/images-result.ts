@@ -1,5 +1,5 @@
 import { ERR } from '../errors.ts';
-import type { ImagesStreamEvent } from '../formats/wire.ts';
+import type { ImagesEditStreamEvent, ImagesStreamEvent } from '../formats/wire.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { FormattedImages } from '../plugin-host/api.ts';
 import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
@@ -34,10 +34,12 @@ export async function sendImages(ctx: GatewayContext, result: FormattedImages, p
   return SERVED;
 }
 
-async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImagesStreamEvent>, provider: string, attempt: Attempt): Promise<AttemptResult> {
+type ImageEvent = ImagesStreamEvent | ImagesEditStreamEvent;
+
+async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImageEvent>, provider: string, attempt: Attempt): Promise<AttemptResult> {
   const { outcome, surface, requestId } = ctx.state;
   const iterator = events[Symbol.asyncIterator]();
-  let next: IteratorResult<ImagesStreamEvent>;
+  let next: IteratorResult<ImageEvent>;
   try {
     next = await iterator.next();
   } catch (err) {
@@ -55,7 +57,7 @@ async function streamImages(ctx: GatewayContext, events: AsyncIterable<ImagesStr
   try {
     for (; next.done !== true && !writer.closed; next = await iterator.next()) {
       const event = next.value;
-      if (event.type === 'image_generation.completed') {
+      if (event.type === 'image_generation.completed' || event.type === 'image_edit.completed') {
         usage.images++;
         const one = emptyUsage();
         applyImagesUsage(one, event.usage);

@@ -1,3 +1,4 @@
+import { sendTranscription } from './transcription-result.ts';
 import { ERR, GatewayError } from '../errors.ts';
 import type { Json } from '../formats/convert/json.ts';
 import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../formats/wire.ts';
@@ -29,7 +30,10 @@ const OWN_RESULT_FORMAT: Partial<Readonly<Record<Endpoint, PluginResult['format'
   count_tokens: 'count',
   embeddings: 'embeddings',
   images_generations: 'images',
+  images_edits: 'images',
   audio_speech: 'audio',
+  audio_transcriptions: 'transcription',
+  audio_translations: 'transcription',
 };
 const isTextResult = (result: PluginResult): result is FormattedBody | FormattedStream => result.format === 'messages' || result.format === 'chat';
 
@@ -55,6 +59,8 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
         return sendImages(ctx, result, provider, attempt);
       case 'audio':
         return sendAudio(ctx, result, provider, attempt);
+      case 'transcription':
+        return sendTranscription(ctx, result, provider, attempt);
       default:
         return mismatch;
     }

@@ -117,3 +117,21 @@ export const speechRequestSchema = z.looseObject({
   instructions: z.string().optional(),
   stream_format: z.string().min(1).optional(),
 });
+
+/**
+ * The multipart endpoints (issue #13; media.md §1.2, §3.1), on the fields read before routing
+ * (form-body.ts): later fields are not known yet, and go upstream as sent. The file parts are
+ * checked as they stream (multipart/form-rules.ts).
+ */
+export const transcriptionFormSchema = z.looseObject({
+  model: z.string().min(1),
+  stream: z.boolean().optional(),
+});
+
+export const imagesEditFormSchema = z.looseObject({
+  model: z.string().min(1),
+  n: z.number().int().min(1).max(10).optional(),
+  size: z.string().min(1).optional(),
+  quality: z.string().min(1).optional(),
+  stream: z.boolean().optional(),
+});

@@ -37,6 +37,12 @@ export type {
 } from 'openai/resources/embeddings';
 export type { ImageGenerateParams as ImagesRequest, ImageGenStreamEvent as ImagesStreamEvent, ImagesResponse } from 'openai/resources/images';
 export type { SpeechCreateParams as SpeechRequest } from 'openai/resources/audio/speech';
+export type { ImageEditStreamEvent as ImagesEditStreamEvent } from 'openai/resources/images';
+export type {
+  Transcription,
+  TranscriptionStreamEvent,
+  TranscriptionVerbose,
+} from 'openai/resources/audio/transcriptions';
 
 /** `T` with the fields `K` left out when empty instead of sent as `null`. */
 type AbsentWhenEmpty<T, K extends keyof T> = Omit<T, K> & { [P in K]?: NonNullable<T[P]> };
@@ -77,7 +83,20 @@ export type MessagesStreamEvent =
 export type WireFormat = 'messages' | 'chat';
 
 /** The inbound endpoints that carry a model. */
-export type Endpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'embeddings' | 'images_generations' | 'audio_speech';
+export type Endpoint =
+  | 'messages'
+  | 'count_tokens'
+  | 'chat_completions'
+  | 'embeddings'
+  | 'images_generations'
+  | 'images_edits'
+  | 'audio_speech'
+  | 'audio_transcriptions'
+  | 'audio_translations';
+
+/** The endpoints whose body is a multipart form, not JSON (issue #13): the file parts stream through. */
+export type FormEndpoint = Extract<Endpoint, 'images_edits' | 'audio_transcriptions' | 'audio_translations'>;
+export const FORM_ENDPOINTS: readonly FormEndpoint[] = ['images_edits', 'audio_transcriptions', 'audio_translations'];
 
 /** The endpoints of text models: what a model whose output modalities include `text` serves. */
 export const TEXT_ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
@@ -93,7 +112,10 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
   chat_completions: 'chat',
   embeddings: 'chat',
   images_generations: 'chat',
+  images_edits: 'chat',
   audio_speech: 'chat',
+  audio_transcriptions: 'chat',
+  audio_translations: 'chat',
 };
 
 /**
@@ -104,6 +126,8 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
 export const SSE_TERMINATOR_OF: Partial<Readonly<Record<Endpoint, Buffer>>> = {
   audio_speech: Buffer.from('"speech.audio.done"'),
   images_generations: Buffer.from('"image_generation.completed"'),
+  images_edits: Buffer.from('"image_edit.completed"'),
+  audio_transcriptions: Buffer.from('"transcript.text.done"'),
 };
 
 /** The path of each endpoint, for messages that name them. */
@@ -113,7 +137,10 @@ export const PATH_OF: Readonly<Record<Endpoint, string>> = {
   chat_completions: '/v1/chat/completions',
   embeddings: '/v1/embeddings',
   images_generations: '/v1/images/generations',
+  images_edits: '/v1/images/edits',
   audio_speech: '/v1/audio/speech',
+  audio_transcriptions: '/v1/audio/transcriptions',
+  audio_translations: '/v1/audio/translations',
 };
 
 /** Token counts normalised across formats. `input` excludes cached tokens (Anthropic's convention). */
@@ -134,4 +161,6 @@ export interface TokenUsage {
   /** Audio tokens read and written (Chat audio models), apart from `input` and `output`. */
   inputAudio?: number;
   outputAudio?: number;
+  /** Milliseconds of audio transcribed or translated, for models priced by the minute. */
+  audioMs?: number;
 }

@@ -10,14 +10,29 @@ import type { GatewayState } from './state.ts';
  * JSON.stringify of those was the largest cost of counting a remembered request (issue #6
  * profile). The estimate differs from a re-serialisation only by the whitespace the client sent.
  */
+/**
+ * Which text of each endpoint's body is its input: a form's `prompt` (an edit's instructions, a
+ * transcription's context) is counted as an image prompt is, when it came before routing.
+ */
+const COUNTED_AS = {
+  messages: 'messages',
+  count_tokens: 'messages',
+  chat_completions: 'chat',
+  embeddings: 'embeddings',
+  images_generations: 'images',
+  images_edits: 'images',
+  audio_speech: 'speech',
+  audio_transcriptions: 'images',
+  audio_translations: 'images',
+} as const;
+
 export async function inputTokensOf(state: GatewayState): Promise<number> {
   if (state.inputTokens !== undefined) return state.inputTokens;
   const { route, body, raw, scan, key } = state;
   if (!route || !body) return 0;
   const tools = scan?.fields.get('tools');
   const toolsText = raw && tools ? raw.toString('utf8', tools.start, tools.end) : undefined;
-  const format =
-    route.endpoint === 'chat_completions' ? 'chat' : route.endpoint === 'embeddings' ? 'embeddings' : route.endpoint === 'images_generations' ? 'images' : route.endpoint === 'audio_speech' ? 'speech' : 'messages';
+  const format = COUNTED_AS[route.endpoint];
   state.inputTokens = await countInputTokens(format, body, String(key?.id ?? ''), toolsText);
   return state.inputTokens;
 }

@@ -8,6 +8,7 @@ import type { JsonScan } from './json-scan.ts';
 import type { Prices } from '../billing/pricing.ts';
 import type { Pico } from '../billing/money.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
+import type { Upload } from './multipart/upload.ts';
 
 /** Where a request was sent, once its model is resolved. */
 export interface ResolvedRoute {
@@ -38,6 +39,8 @@ export interface RequestOutcome {
   outputEstimate?: number;
   /** The request left for the upstream (or the plugin): from here on, input may be billed. */
   dispatched?: boolean;
+  /** The usage was not reported but worked out (a transcript in `text` charged at its upload's bound). */
+  estimated?: boolean;
   /** Upstream attempts made, retries and fallbacks included (issue #5). */
   attempts?: number;
 }
@@ -51,6 +54,8 @@ export interface Reservation {
   readonly imagePrice?: Pico;
   /** Characters of a speech request's `input`: what it is charged for. */
   readonly characters?: number;
+  /** A transcription's audio length as held: exact from a WAV header, else bounded by the upload's size. */
+  readonly audioMs?: number;
 }
 
 /** Per-request state shared by the middleware chain (`ctx.state`). */
@@ -64,6 +69,8 @@ export interface GatewayState {
   /** The request body exactly as received. */
   raw?: Buffer;
   scan?: JsonScan;
+  /** A multipart body (issue #13): read up to its routing fields; the rest is still to come. */
+  upload?: Upload;
   /** The parsed body; validated by the endpoint's schema before routing. */
   body?: Record<string, unknown>;
   route?: ResolvedRoute;

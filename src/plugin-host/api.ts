@@ -22,6 +22,7 @@ import type {
   ImagesRequest,
   ImagesResponse,
   ImagesStreamEvent,
+  ImagesEditStreamEvent,
   SpeechRequest,
   Message,
   MessagesRequest,
@@ -32,11 +33,46 @@ import type {
 
 import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
-export type { EmbeddingsRequest, EmbeddingsResponse, Endpoint, ImagesRequest, ImagesResponse, ImagesStreamEvent, SpeechRequest, WireFormat } from '../formats/wire.ts';
+export type {
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  Endpoint,
+  ImagesEditStreamEvent,
+  ImagesRequest,
+  ImagesResponse,
+  ImagesStreamEvent,
+  SpeechRequest,
+  WireFormat,
+} from '../formats/wire.ts';
+import type { ImageEditParamsBase } from 'openai/resources/images';
+import type { TranscriptionCreateParamsBase } from 'openai/resources/audio/transcriptions';
+import type { TranslationCreateParams } from 'openai/resources/audio/translations';
+
+/** The text fields of an image edit form (the files are `files`). */
+export type ImagesEditFields = Omit<ImageEditParamsBase, 'image' | 'mask'>;
+/** The text fields of a transcription form (the audio is `files[0]`). */
+export type TranscriptionFields = Omit<TranscriptionCreateParamsBase, 'file'>;
+export type TranslationFields = Omit<TranslationCreateParams, 'file'>;
+
+/**
+ * A file part of a multipart request, as the client sent it (since 1.3.0). The core has read the
+ * whole form before `invoke` is called; `bytes()` reads the part from where it was kept.
+ */
+export interface FormFile {
+  /** The part's name: `file`, `image`, `image[]`, `mask`. */
+  readonly field: string;
+  readonly filename: string;
+  /** The part's declared type, which clients often leave generic; trust the bytes. */
+  readonly contentType: string | undefined;
+  readonly size: number;
+  /** Seconds of audio, when the core could read them from the file's header (WAV). */
+  readonly audioSeconds?: number;
+  bytes(): Promise<Buffer>;
+}
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
-export const PLUGIN_API_VERSION = '1.2.0';
+export const PLUGIN_API_VERSION = '1.3.0';
 
 /**
  * What a plugin module default-exports.
@@ -123,7 +159,10 @@ export type ClientRequest =
   | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
   | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false }
   | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: boolean }
-  | { readonly endpoint: 'audio_speech'; readonly body: SpeechRequest; readonly stream: false };
+  | { readonly endpoint: 'audio_speech'; readonly body: SpeechRequest; readonly stream: false }
+  | { readonly endpoint: 'images_edits'; readonly body: ImagesEditFields; readonly files: readonly FormFile[]; readonly stream: boolean }
+  | { readonly endpoint: 'audio_transcriptions'; readonly body: TranscriptionFields; readonly files: readonly FormFile[]; readonly stream: boolean }
+  | { readonly endpoint: 'audio_translations'; readonly body: TranslationFields; readonly files: readonly FormFile[]; readonly stream: false };
 
 /** Per-request facts a plugin may use. */
 export interface CallContext {
@@ -175,8 +214,11 @@ export interface FormattedEmbeddings {
  */
 export type FormattedImages =
   | { readonly format: 'images'; readonly body: ImagesResponse }
-  /** For `stream: true`: partial images, then one `image_generation.completed` per image, framed as SSE by the core. */
-  | { readonly format: 'images'; readonly events: AsyncIterable<ImagesStreamEvent> };
+  /**
+   * For `stream: true`: partial images, then one `image_generation.completed` per image (for an
+   * edit, `image_edit.*` events), framed as SSE by the core.
+   */
+  | { readonly format: 'images'; readonly events: AsyncIterable<ImagesStreamEvent | ImagesEditStreamEvent> };
 
 /**
  * Audio bytes for an `audio_speech` request, whole or as they are made: the core sends each chunk
@@ -188,7 +230,35 @@ export interface FormattedAudio {
   readonly body: Uint8Array | AsyncIterable<Uint8Array>;
 }
 
-export type PluginResult = FormattedBody | FormattedStream | FormattedCount | FormattedEmbeddings | FormattedImages | FormattedAudio;
+/**
+ * The answer to a transcription or translation (since 1.3.0). The core writes it in the
+ * `response_format` the client asked for (`json`, `text`, `srt`, `vtt`, `verbose_json`), and for
+ * `stream: true` as `transcript.text.delta` events and a `transcript.text.done`.
+ */
+export interface FormattedTranscription {
+  readonly format: 'transcription';
+  readonly text: string;
+  /** Seconds of audio heard: what a model priced by the minute is charged for. */
+  readonly duration: number;
+  readonly language?: string;
+  /** Timed pieces of the text, for `verbose_json`, `srt` and `vtt`; one segment of the whole text without them. */
+  readonly segments?: readonly { readonly start: number; readonly end: number; readonly text: string }[];
+  /** For a model priced by tokens: its token counts, as OpenAI reports them. */
+  readonly usage?: {
+    readonly input_tokens: number;
+    readonly output_tokens: number;
+    readonly input_token_details?: { readonly audio_tokens?: number; readonly text_tokens?: number };
+  };
+}
+
+export type PluginResult =
+  | FormattedBody
+  | FormattedStream
+  | FormattedCount
+  | FormattedEmbeddings
+  | FormattedImages
+  | FormattedAudio
+  | FormattedTranscription;
 
 /** Answers a request in-process. */
 export type InProcessHandler = (request: ClientRequest, ctx: CallContext) => Promise<PluginResult>;

@@ -68,7 +68,14 @@ const RETURN_EXACT: ReadonlySet<string> = new Set([
 const UPSTREAM_ID_HEADERS: readonly string[] = ['request-id', 'x-request-id'];
 
 /** A compiled forwarding rule: one per provider and format, built at start-up. */
-export type RequestHeaderFilter = (incoming: IncomingHttpHeaders, bodyLength: number) => IncomingHttpHeaders;
+/** The body an upstream request carries: its length (null: unknown, sent chunked) and its type. */
+export interface BodyShape {
+  readonly length: number | null;
+  readonly contentType: string;
+}
+export const JSON_BODY = 'application/json';
+
+export type RequestHeaderFilter = (incoming: IncomingHttpHeaders, body: BodyShape) => IncomingHttpHeaders;
 
 export function createRequestHeaderFilter(
   format: WireFormat,
@@ -77,16 +84,17 @@ export function createRequestHeaderFilter(
 ): RequestHeaderFilter {
   const exact = new Set([...FORWARD_EXACT[format], ...extraForward.filter((h) => !NEVER_FORWARD.has(h))]);
   const prefixes = FORWARD_PREFIXES[format];
-  return (incoming, bodyLength) => {
+  return (incoming, body) => {
     const out: IncomingHttpHeaders = {};
     for (const name in incoming) {
       if (exact.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = incoming[name];
     }
     Object.assign(out, providerHeaders);
-    // The body is always the validated JSON we read in full; identity encoding lets the usage tap
-    // read the response (reliability.md §4.2).
-    out['content-type'] = 'application/json';
-    out['content-length'] = String(bodyLength);
+    // The body is the validated JSON we read in full, or a multipart form with its own boundary
+    // (issue #13) whose length is known only when the client declared it; identity encoding lets
+    // the usage tap read the response (reliability.md §4.2).
+    out['content-type'] = body.contentType;
+    if (body.length !== null) out['content-length'] = String(body.length);
     out['accept-encoding'] = 'identity';
     return out;
   };

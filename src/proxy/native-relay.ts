@@ -7,6 +7,7 @@ import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { usageTapFor } from '../usage/tap.ts';
 import { speechCostHeader, speechUsage } from '../usage/speech.ts';
+import { transcriptionFallback } from '../usage/transcription.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { costOf } from '../billing/pricing.ts';
 import { picoToUsdNumber } from '../billing/money.ts';
@@ -63,7 +64,13 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     if (usageRead) return;
     usageRead = true;
     // Speech is charged by its characters, known from the request: its audio is never inspected.
-    const usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish();
+    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish();
+    if (usage === undefined && tap && state.route && state.reservation?.audioMs !== undefined) {
+      // A transcript in a format without usage: charged by the upload's own length (issue #13).
+      const fallback = transcriptionFallback(state.route, state.upload, state.reservation.audioMs, tap.outputEstimate());
+      usage = fallback.usage;
+      if (!fallback.exact) state.outcome.estimated = true;
+    }
     if (usage) state.outcome.usage = usage;
     if (tap) state.outcome.outputEstimate = tap.outputEstimate();
   };

@@ -1,15 +1,15 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { Stream, type Writable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
 import { terminatorOf } from './sse-terminator.ts';
-import { spliceFields, type JsonScan } from '../http/json-scan.ts';
+import type { JsonScan } from '../http/json-scan.ts';
+import { formBody, jsonBody } from './upstream-body.ts';
 import type { GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
 import { failed, retryAfterMs, retryClassOf, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
-import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
+import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import type { UpstreamAgents } from './agents.ts';
 import { createRequestHeaderFilter, filterResponseHeaders, headerText, type RequestHeaderFilter } from './headers.ts';
 import { relayNative, type Interrupt } from './native-relay.ts';
@@ -33,19 +33,6 @@ export function compileNativeTarget(providerId: string, endpoint: Endpoint, nati
     parsedUrl: new URL(url),
     filterHeaders: createRequestHeaderFilter(FORMAT_OF[endpoint], native.forwardHeaders ?? [], native.headers),
   };
-}
-
-/** The request body handed to http-proxy-3's `buffer` option: it only ever calls `pipe()`. */
-class BodySource extends Stream {
-  readonly #body: Buffer;
-  constructor(body: Buffer) {
-    super();
-    this.#body = body;
-  }
-  override pipe<T extends NodeJS.WritableStream>(destination: T): T {
-    (destination as unknown as Writable).end(this.#body);
-    return destination;
-  }
 }
 
 /** Per-attempt hooks for http-proxy-3's server-wide events, found by the client request. */
@@ -83,16 +70,16 @@ export class Passthrough {
 
   serve(ctx: GatewayContext, target: NativeTarget, attempt: Attempt): Promise<AttemptResult> {
     const { state, req, res } = ctx;
-    const { route, raw, scan, body } = state;
-    if (!route || !raw || !scan || !body) throw ERR.internal();
+    const { route, raw, scan, body, upload } = state;
+    if (!route || !body || (!upload && (!raw || !scan))) throw ERR.internal();
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
     state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
-    const bytes = requestBytes(raw, scan, body, route.upstreamModel !== route.model.id ? route.upstreamModel : undefined, state.usageForced === true);
+    const outgoing = upload ? formBody(upload, route, ctx.get('content-type')) : jsonBody(raw as Buffer, scan as JsonScan, body, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     const incoming = this.#clientHeaders.get(req) ?? req.headers;
     this.#clientHeaders.set(req, incoming);
-    req.headers = target.filterHeaders(incoming, bytes.length);
+    req.headers = target.filterHeaders(incoming, outgoing.shape);
     state.outcome.kind = 'native';
     const provider = target.providerId;
     const timers = new UpstreamTimers(attempt.timeouts);
@@ -110,6 +97,11 @@ export class Passthrough {
         if (settled) return;
         settled = true;
         stopWatchingAbort();
+        if (!result.ok && outgoing.live) {
+          // The body went to this upstream as it arrived: there is none left to send another (issue #13).
+          outgoing.live.destroy();
+          result = failed({ ...result.failure, retry: 'never' });
+        }
         if (!result.ok) {
           for (const listener of res.listeners('close')) if (!resCloseBefore.includes(listener)) res.off('close', listener as () => void);
           for (const listener of req.listeners('error')) if (!reqErrorBefore.includes(listener)) req.off('error', listener as () => void);
@@ -203,8 +195,19 @@ export class Passthrough {
           commitTo(proxyRes, undefined);
         },
       });
-      state.outcome.dispatched = true;
-      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url), buffer: new BodySource(bytes) }, (err) => {
+      // A fault in a form found while it streams (the size limit, a missing or wrong file): the
+      // upstream request is aborted before the form's end, so the upstream never gets a whole form.
+      outgoing.live?.on('error', (err) => {
+        proxyReq?.destroy();
+        timers.clear();
+        if (committed) return; // the upstream answered already; its answer is the client's
+        done(failed({ error: err instanceof GatewayError ? err : ERR.clientClosed(), retry: 'never', retryAfterMs: null, routeFault: false }));
+      });
+      // A form still arriving is dispatched once it has all gone: an upstream that got part of one
+      // has nothing to bill for (finish.ts charges a dispatched request its input).
+      state.outcome.dispatched = outgoing.live === undefined;
+      outgoing.live?.once('end', () => (state.outcome.dispatched = true));
+      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url), buffer: outgoing.source }, (err) => {
         if (committed || settled) return; // a failure after the answer began is the relay's to report
         timers.clear();
         this.#log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');
@@ -213,15 +216,4 @@ export class Passthrough {
       });
     });
   }
-}
-
-/**
- * The client's bytes, with the only changes a native route makes: the upstream model name, and
- * `stream_options.include_usage` on a Chat stream the client did not ask usage for (issue #4).
- */
-function requestBytes(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, model: string | undefined, forceUsage: boolean): Buffer {
-  const edits: Record<string, unknown> = {};
-  if (model !== undefined) edits['model'] = model;
-  if (forceUsage) edits['stream_options'] = withUsageRequested(body);
-  return Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, body, edits);
 }

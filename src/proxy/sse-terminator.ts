@@ -15,5 +15,6 @@ export function terminatorOf(endpoint: Endpoint, body: Record<string, unknown> |
   const marker = SSE_TERMINATOR_OF[endpoint];
   if (marker === undefined) return undefined;
   const n = body?.['n'];
-  return { marker, count: endpoint === 'images_generations' && typeof n === 'number' && n > 1 ? n : 1 };
+  const images = endpoint === 'images_generations' || endpoint === 'images_edits';
+  return { marker, count: images && typeof n === 'number' && n > 1 ? n : 1 };
 }

@@ -139,6 +139,8 @@ function answerFailure(ctx: GatewayContext, failure: AttemptFailure): void {
   const { state, res } = ctx;
   if (failure.error.code === 'GW_ERR_CLIENT_CLOSED') {
     state.outcome.error = CLIENT_DISCONNECTED; // the ledger charges the input the upstream read
+    // Logged as nginx does, not as the 404 Koa starts from; nobody is left to read it.
+    if (!res.headersSent) ctx.status = 499;
     return;
   }
   if (res.headersSent) {

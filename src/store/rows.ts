@@ -56,6 +56,7 @@ export function toLedgerRow(row: Row): LedgerRow {
       ...(int(row['characters']) > 0 && { characters: int(row['characters']) }),
       ...(int(row['input_audio_tokens']) > 0 && { inputAudio: int(row['input_audio_tokens']) }),
       ...(int(row['output_audio_tokens']) > 0 && { outputAudio: int(row['output_audio_tokens']) }),
+      ...(int(row['audio_ms']) > 0 && { audioMs: int(row['audio_ms']) }),
     },
     cost: money(row['cost']),
     charged: money(row['charged']),

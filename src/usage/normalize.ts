@@ -105,6 +105,39 @@ export function applyImagesUsage(into: TokenUsage, raw: unknown): void {
   into.output = output - into.outputImage;
 }
 
+/**
+ * A transcription's usage (media.md §3.2): `{type: "duration", seconds}` for models priced by the
+ * minute, `{type: "tokens", input_tokens, input_token_details: {audio_tokens, text_tokens},
+ * output_tokens}` for those priced by tokens. Returns whether it held either.
+ */
+export function applyTranscriptionUsage(into: TokenUsage, raw: unknown): boolean {
+  const usage = record(raw);
+  if (!usage) return false;
+  if (usage['type'] === 'duration' && typeof usage['seconds'] === 'number') {
+    into.audioMs = Math.round(Math.max(0, usage['seconds']) * 1000);
+    return true;
+  }
+  if (typeof usage['input_tokens'] !== 'number') return false;
+  const input = count(usage['input_tokens']);
+  into.inputAudio = Math.min(input, count(record(usage['input_token_details'])?.['audio_tokens']));
+  into.input = input - into.inputAudio;
+  into.output = count(usage['output_tokens']);
+  return true;
+}
+
+/** A whole transcription body: its `usage`, else a verbose answer's `duration` (seconds). */
+export function applyTranscriptionBody(into: TokenUsage, body: Record<string, unknown>): boolean {
+  if (applyTranscriptionUsage(into, body['usage'])) return true;
+  if (typeof body['duration'] !== 'number') return false;
+  into.audioMs = Math.round(Math.max(0, body['duration']) * 1000);
+  return true;
+}
+
+/** A transcription stream's `transcript.text.done` event carries the usage. */
+export function applyTranscriptionEvent(into: TokenUsage, event: Record<string, unknown>): boolean {
+  return event['type'] === 'transcript.text.done' && applyTranscriptionUsage(into, event['usage']);
+}
+
 /** Adds the token counts of `from` to `into` (a stream's usage reported per image; issue #13). */
 export function addUsage(into: TokenUsage, from: TokenUsage): void {
   into.input += from.input;

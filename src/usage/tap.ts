@@ -1,7 +1,15 @@
 import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../formats/wire.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
-import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from './normalize.ts';
+import {
+  applyChatChunk,
+  applyChatUsage,
+  applyMessagesEvent,
+  applyMessagesUsage,
+  applyTranscriptionBody,
+  applyTranscriptionEvent,
+  emptyUsage,
+} from './normalize.ts';
 
 /**
  * Reads token usage from a response as its bytes pass to the client, without changing them.
@@ -25,6 +33,7 @@ export interface UsageTap {
 const USAGE = Buffer.from('"usage"');
 const DELTA_TYPE = Buffer.from('_delta"');
 const CHAT_DELTA = Buffer.from('"delta"');
+const TRANSCRIPT_DELTA = Buffer.from('"transcript.text.delta"');
 const DATA = Buffer.from('data:');
 const NEWLINE = 0x0a;
 /** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
@@ -42,7 +51,13 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
     case 'audio_speech':
       return null;
     case 'images_generations':
+    case 'images_edits':
       return isSse ? new ImagesSseUsageTap() : imagesUsageTap();
+    case 'audio_transcriptions':
+    case 'audio_translations':
+      // `text`, `srt` and `vtt` answers carry no usage: they fail to parse, and the settlement
+      // falls back to the upload's own length (usage/transcription.ts).
+      return isSse ? new SseUsageTap(applyTranscriptionEvent, TRANSCRIPT_DELTA) : new JsonUsageTap(applyTranscriptionBody);
     case 'embeddings':
       return embeddingsUsageTap();
     default:
@@ -54,10 +69,21 @@ export function createUsageTap(format: WireFormat, contentType: string | undefin
   const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;
   // Messages content deltas are text_delta, thinking_delta, input_json_delta…; every Chat chunk has "delta".
   const marker = format === 'messages' ? DELTA_TYPE : CHAT_DELTA;
-  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply, marker) : new JsonUsageTap(format);
+  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply, marker) : new JsonUsageTap(format === 'messages' ? messagesBody : chatBody);
 }
 
 type Apply = (usage: TokenUsage, event: Record<string, unknown>) => boolean;
+
+const messagesBody: Apply = (usage, body) => {
+  if (!('usage' in body)) return false;
+  applyMessagesUsage(usage, body['usage']);
+  return true;
+};
+const chatBody: Apply = (usage, body) => {
+  if (!('usage' in body)) return false;
+  applyChatUsage(usage, body['usage']);
+  return true;
+};
 
 class SseUsageTap implements UsageTap {
   readonly #apply: Apply;
@@ -128,7 +154,7 @@ class SseUsageTap implements UsageTap {
 }
 
 class JsonUsageTap implements UsageTap {
-  readonly #format: WireFormat;
+  readonly #apply: Apply;
   readonly #chunks: Buffer[] = [];
   #size = 0;
 
@@ -137,8 +163,8 @@ class JsonUsageTap implements UsageTap {
     return Math.ceil(this.#size / 4);
   }
 
-  constructor(format: WireFormat) {
-    this.#format = format;
+  constructor(apply: Apply) {
+    this.#apply = apply;
   }
 
   push(chunk: Buffer): void {
@@ -154,10 +180,8 @@ class JsonUsageTap implements UsageTap {
     } catch {
       return undefined;
     }
-    if (typeof body !== 'object' || body === null || !('usage' in body)) return undefined;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
     const usage = emptyUsage();
-    if (this.#format === 'messages') applyMessagesUsage(usage, body.usage);
-    else applyChatUsage(usage, body.usage);
-    return usage;
+    return this.#apply(usage, body as Record<string, unknown>) ? usage : undefined;
   }
 }

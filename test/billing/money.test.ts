@@ -7,7 +7,7 @@ const usage = (u: Partial<{ input: number; output: number; cacheRead: number; ca
   input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, ...u,
 });
 const pricing = (p: Partial<{ input: number; output: number; cacheRead: number | null; cacheWrite: number | null; reasoning: number | null; request: number | null; inputImage: number | null; outputImage: number | null; image: number | Record<string, number> | null }>) => ({
-  input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, inputAudio: null, outputAudio: null, inputImage: null, outputImage: null, image: null, characters: null, ...p,
+  input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, inputAudio: null, outputAudio: null, inputImage: null, outputImage: null, image: null, characters: null, audioMinute: null, ...p,
 });
 
 describe('money in integer pico-dollars', () => {

@@ -68,7 +68,7 @@ describe('command line', () => {
   it('check-config accepts the default config', async () => {
     const { code, stdout } = await junction('check-config', path.relative(process.cwd(), path.join(ROOT, 'config/gateway.yaml')));
     expect(code).to.equal(0);
-    expect(stdout).to.match(/config\/gateway\.yaml: ok \(4 providers, 14 models, 1 keys\)\n$/);
+    expect(stdout).to.match(/config\/gateway\.yaml: ok \(4 providers, 17 models, 1 keys\)\n$/);
   });
 
   it('check-config prints every problem on its own line with its YAML path, and exits non-zero', async () => {

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -84,6 +85,10 @@ export const UPSTREAM_SECRET_HEADERS: Readonly<Record<string, string | string[]>
 
 export class FakeUpstream {
   readonly requests: RecordedRequest[] = [];
+  /** Requests whose body began to arrive, and those cut before their end (an upload aborted by the gateway). */
+  readonly bodies = { started: 0, cut: 0 };
+  /** Emits 'body-start' when a request's first body bytes arrive, and 'cut' when one closes unfinished. */
+  readonly events = new EventEmitter();
   #script: Script | undefined;
   readonly #server: http.Server;
   readonly #sockets = new Set<Socket>();
@@ -92,7 +97,18 @@ export class FakeUpstream {
   constructor() {
     this.#server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('data', (c: Buffer) => {
+        if (chunks.length === 0) {
+          this.bodies.started++;
+          this.events.emit('body-start', req.url);
+        }
+        chunks.push(c);
+      });
+      req.on('close', () => {
+        if (req.complete) return;
+        this.bodies.cut++;
+        this.events.emit('cut', req.url);
+      });
       req.on('end', () => {
         const body = Buffer.concat(chunks);
         const closed = new Promise<number>((resolve) => res.once('close', () => resolve(performance.now())));
@@ -135,6 +151,8 @@ export class FakeUpstream {
 
   reset(): void {
     this.requests.length = 0;
+    this.bodies.started = 0;
+    this.bodies.cut = 0;
     this.#script = undefined;
   }
 

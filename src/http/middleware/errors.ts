@@ -29,6 +29,8 @@ export function createErrorHandler(log: Logger): GatewayMiddleware {
       const rendered = renderError(ctx.state.surface, err, ctx.state.requestId);
       ctx.status = rendered.status;
       ctx.set(rendered.headers);
+      // An upload refused before it was all read: the rest is not worth reading (issue #13).
+      if (ctx.state.upload !== undefined && !ctx.req.complete) ctx.set('connection', 'close');
       ctx.body = rendered.body;
     }
   };

@@ -98,7 +98,7 @@ function finalUsage(state: GatewayState, status: number): { usage: TokenUsage | 
   const inputEstimate = reservation?.inputTokens ?? 0;
   const answered = outcome.firstByteMs !== undefined && status < 400;
   if (answered) {
-    if (seen && outcome.error === undefined) return { usage: seen, estimated: false };
+    if (seen && outcome.error === undefined) return { usage: seen, estimated: outcome.estimated === true };
     const base = seen ?? emptyUsage();
     const input = base.input > 0 || base.cacheRead > 0 || base.cacheWrite > 0 ? base.input : inputEstimate;
     return { usage: { ...base, input, output: Math.max(base.output, outcome.outputEstimate ?? 0) }, estimated: true };

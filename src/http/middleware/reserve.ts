@@ -3,6 +3,7 @@ import { picoToUsdText, type Pico } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
+import { transcriptionHoldOf } from '../../usage/transcription.ts';
 import type { GatewayMiddleware, GatewayState, Reservation } from '../state.ts';
 
 /**
@@ -57,16 +58,26 @@ async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost:
   // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
   // counted already when a tpm limit applies (rate-limit.ts).
   const inputTokens = await inputTokensOf(state);
+  if (state.upload && (route.endpoint === 'audio_transcriptions' || route.endpoint === 'audio_translations')) {
+    const { amount, audioMs } = transcriptionHoldOf(route, state.upload, Math.ceil(inputTokens * INPUT_MARGIN));
+    return { amount, inputCost: BigInt(inputTokens) * route.prices.input, reservation: { amount, inputTokens, audioMs } };
+  }
   // Chat's `n` asks for that many choices, each up to the output limit; embeddings have no output.
   const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
-  const maxOutput = route.endpoint === 'embeddings' || route.endpoint === 'images_generations' ? 0 : maxOutputOf(body, route.model) * choices;
+  const images = route.endpoint === 'images_generations' || route.endpoint === 'images_edits';
+  const maxOutput = route.endpoint === 'embeddings' || images ? 0 : maxOutputOf(body, route.model) * choices;
   let amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
   const inputCost = BigInt(inputTokens) * route.prices.input;
-  if (route.endpoint !== 'images_generations') return { amount, inputCost, reservation: { amount, inputTokens } };
+  if (!images) return { amount, inputCost, reservation: { amount, inputTokens } };
   // Every image asked for, at its size and quality's price, and its image tokens at their bound.
-  const images = BigInt(typeof body['n'] === 'number' ? body['n'] : 1);
+  const n = BigInt(typeof body['n'] === 'number' ? body['n'] : 1);
   const imagePrice = imagePriceOf(route.prices, body['size'], body['quality']);
-  amount += images * (imagePrice + BigInt(route.model.maxOutputTokens ?? IMAGE_TOKENS_BOUND) * route.prices.outputImage);
+  if (route.endpoint === 'images_edits') {
+    // Each picture to edit is read as image tokens: those already seen (at least one), at the bound.
+    const pictures = state.upload?.scanner.parts.filter((part) => part.filename !== undefined && part.name.startsWith('image')).length ?? 0;
+    amount += BigInt(Math.max(1, pictures) * IMAGE_TOKENS_BOUND) * route.prices.inputImage;
+  }
+  amount += n * (imagePrice + BigInt(route.model.maxOutputTokens ?? IMAGE_TOKENS_BOUND) * route.prices.outputImage);
   return { amount, inputCost, reservation: { amount, inputTokens, imagePrice } };
 }
 

@@ -19,7 +19,7 @@ export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): G
     if (ctx.state.key?.allowsModel && !ctx.state.key.allowsModel(id)) throw ERR.modelForbidden(id);
     if (!entry.endpoints.has(endpoint)) throw ERR.endpointNotServed(id, ctx.path, pathsOf(entry.endpoints));
     const images = ctx.state.body?.['n'];
-    if (endpoint === 'images_generations' && typeof images === 'number' && images > (entry.model.maxImages ?? 10)) {
+    if ((endpoint === 'images_generations' || endpoint === 'images_edits') && typeof images === 'number' && images > (entry.model.maxImages ?? 10)) {
       throw ERR.invalidField(`n: model "${id}" draws at most ${entry.model.maxImages ?? 10} images a request, got ${images}`, 'n');
     }
     // Routes after the first are fallbacks, tried in this order (issue #5); a provider without

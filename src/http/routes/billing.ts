@@ -68,6 +68,7 @@ export function generationBody(row: LedgerRow): Record<string, unknown> {
       ...(row.usage.characters !== undefined && { characters: row.usage.characters }),
       ...(row.usage.inputAudio !== undefined && { input_audio: row.usage.inputAudio }),
       ...(row.usage.outputAudio !== undefined && { output_audio: row.usage.outputAudio }),
+      ...(row.usage.audioMs !== undefined && { audio_seconds: row.usage.audioMs / 1000 }),
     },
     cost_usd: picoToUsdNumber(row.cost),
     charged_usd: picoToUsdNumber(row.charged),

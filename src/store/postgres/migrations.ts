@@ -85,4 +85,9 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
       ALTER TABLE ledger ADD COLUMN output_audio_tokens BIGINT NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Milliseconds of audio transcribed, for models priced by the minute (issue #13).
+    version: 3,
+    sql: `ALTER TABLE ledger ADD COLUMN audio_ms BIGINT NOT NULL DEFAULT 0;`,
+  },
 ];

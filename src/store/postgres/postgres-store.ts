@@ -245,13 +245,13 @@ async function settleIn(db: pg.PoolClient, entry: LedgerEntry): Promise<SettleRe
   await db.query(
     `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
        cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
-       started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`,
+       started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
     [
       entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route,
       u.input, u.output, u.cacheRead, u.cacheWrite, u.reasoning, entry.cost, charged, entry.cost - charged,
       entry.status, entry.outcome, entry.estimated ? 1 : 0, entry.startedAt, entry.firstByteMs, entry.durationMs,
-      u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0,
+      u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
     ],
   );
   return { charged, uncollected: entry.cost - charged };

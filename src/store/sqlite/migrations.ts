@@ -94,4 +94,9 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
       ALTER TABLE ledger ADD COLUMN output_audio_tokens INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Milliseconds of audio transcribed, for models priced by the minute (issue #13).
+    version: 5,
+    sql: `ALTER TABLE ledger ADD COLUMN audio_ms INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

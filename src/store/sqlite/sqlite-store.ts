@@ -199,13 +199,13 @@ export class SqliteStore implements Store {
     this.#sql(
       `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
          cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
-         started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route,
       u.input, u.output, u.cacheRead, u.cacheWrite, u.reasoning, entry.cost, charged, entry.cost - charged,
       entry.status, entry.outcome, entry.estimated ? 1 : 0, entry.startedAt.toISOString(), entry.firstByteMs, entry.durationMs,
-      u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0,
+      u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
     );
     return { charged, uncollected: entry.cost - charged };
   }

@@ -1,0 +1,57 @@
+import { Stream, type Readable, type Writable } from 'node:stream';
+import type { Upload } from '../http/multipart/upload.ts';
+import type { JsonScan } from '../http/json-scan.ts';
+import { spliceFields } from '../http/json-scan.ts';
+import type { ResolvedRoute } from '../http/state.ts';
+import { withUsageRequested } from '../usage/chat-stream-usage.ts';
+import { JSON_BODY, type BodyShape } from './headers.ts';
+
+/** What a native attempt sends upstream: http-proxy-3 only ever calls `pipe()` on `source`. */
+export interface UpstreamBody {
+  readonly source: Stream;
+  readonly shape: BodyShape;
+  /** A multipart body still flowing in from the client: only one attempt can send it. */
+  readonly live: Readable | undefined;
+}
+
+/** A JSON body read whole, sent with one write. */
+class BodySource extends Stream {
+  readonly #body: Buffer;
+  constructor(body: Buffer) {
+    super();
+    this.#body = body;
+  }
+  override pipe<T extends NodeJS.WritableStream>(destination: T): T {
+    (destination as unknown as Writable).end(this.#body);
+    return destination;
+  }
+}
+
+/**
+ * The client's JSON bytes, with the only changes a native route makes: the upstream model name,
+ * and `stream_options.include_usage` on a Chat stream the client did not ask usage for (issue #4).
+ */
+export function jsonBody(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, route: ResolvedRoute, forceUsage: boolean): UpstreamBody {
+  const edits: Record<string, unknown> = {};
+  if (route.upstreamModel !== route.model.id) edits['model'] = route.upstreamModel;
+  if (forceUsage) edits['stream_options'] = withUsageRequested(body);
+  const bytes = Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, body, edits);
+  return { source: new BodySource(bytes), shape: { length: bytes.length, contentType: JSON_BODY }, live: undefined };
+}
+
+/**
+ * A multipart body (issue #13): the spooled start with the `model` part's value replaced when
+ * the route names another upstream model (the part's bytes are raw text, so the swap is exact),
+ * then the rest as it arrives. Its length is the client's, adjusted by the swap, or unknown
+ * (chunked) when the client sent none.
+ */
+export function formBody(upload: Upload, route: ResolvedRoute, contentType: string): UpstreamBody {
+  const rename = route.upstreamModel !== route.model.id;
+  const part = rename ? upload.scanner.parts.findLast((p) => p.name === 'model' && p.filename === undefined) : undefined;
+  const splice = part?.end !== undefined ? { start: part.start, end: part.end, bytes: Buffer.from(route.upstreamModel, 'utf8') } : undefined;
+  const delta = splice ? splice.bytes.length - (splice.end - splice.start) : 0;
+  const total = upload.replayable ? upload.received : upload.declaredLength;
+  const replayable = upload.replayable;
+  const source = upload.open(splice);
+  return { source, shape: { length: total === null ? null : total + delta, contentType }, live: replayable ? undefined : source };
+}
