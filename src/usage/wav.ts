@@ -13,7 +13,7 @@ export function wavDurationMs(head: Buffer, fileSize: number): number | undefine
   for (let at = 12; at + 8 <= head.length; ) {
     const id = head.toString('latin1', at, at + 4);
     const size = head.readUInt32LE(at + 4);
-    if (id === 'fmt ' && at + 16 <= head.length) byteRate = head.readUInt32LE(at + 16);
+    if (id === 'fmt ' && at + 20 <= head.length) byteRate = head.readUInt32LE(at + 16);
     if (id === 'data') {
       if (byteRate === 0) return undefined;
       const rest = fileSize - (at + 8);

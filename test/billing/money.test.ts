@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../src/config/load.ts';
 import { picoToUsdText, perMillionToPicoPerToken, usdToPico } from '../../src/billing/money.ts';
-import { compilePrices, costOf, imagePriceOf, maxCostOf } from '../../src/billing/pricing.ts';
+import { audioCostOf, compilePrices, costOf, imagePriceOf, maxCostOf } from '../../src/billing/pricing.ts';
 
 const usage = (u: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }>) => ({
   input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, ...u,
 });
-const pricing = (p: Partial<{ input: number; output: number; cacheRead: number | null; cacheWrite: number | null; reasoning: number | null; request: number | null; inputImage: number | null; outputImage: number | null; image: number | Record<string, number> | null }>) => ({
+const pricing = (p: Partial<{ input: number; output: number; cacheRead: number | null; cacheWrite: number | null; reasoning: number | null; request: number | null; inputImage: number | null; outputImage: number | null; image: number | Record<string, number> | null; audioMinute: number | null }>) => ({
   input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, inputAudio: null, outputAudio: null, inputImage: null, outputImage: null, image: null, characters: null, audioMinute: null, ...p,
 });
 
@@ -59,6 +59,21 @@ describe('per-image prices (issue #13)', () => {
     const prices = compilePrices(pricing({ input: 5, output: 10, inputImage: 10, outputImage: 40 }));
     const usage = { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, reasoning: 0, inputImage: 40, outputImage: 50, images: 2 };
     expect(costOf(usage, prices, usdToPico(0.011))).to.equal(usdToPico((10 * 5 + 2 * 10 + 40 * 10 + 50 * 40) / 1e6 + 2 * 0.011));
+  });
+});
+
+describe('per-minute audio prices (issue #13)', () => {
+  it('charges audio to the millisecond at the minute price, rounded up to the pico-dollar', () => {
+    const prices = compilePrices(pricing({ audioMinute: 0.006 }));
+    expect(costOf({ ...usage({}), audioMs: 60_000 }, prices)).to.equal(usdToPico(0.006));
+    expect(costOf({ ...usage({}), audioMs: 3_000 }, prices)).to.equal(usdToPico(0.0003));
+    // $0.0001 a minute is 1666.66… pico-dollars a millisecond: one millisecond costs 1667.
+    expect(costOf({ ...usage({}), audioMs: 1 }, compilePrices(pricing({ audioMinute: 0.0001 })))).to.equal(1667n);
+    expect(audioCostOf(0, prices)).to.equal(0n);
+  });
+
+  it('a price with no minute price charges nothing for the minutes', () => {
+    expect(costOf({ ...usage({ input: 1 }), audioMs: 60_000 }, compilePrices(pricing({ input: 1 })))).to.equal(usdToPico(1e-6));
   });
 });
 

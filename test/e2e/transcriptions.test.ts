@@ -3,7 +3,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { experimental_transcribe as transcribe } from 'ai';
 import { expect } from 'chai';
 import OpenAI, { toFile } from 'openai';
-import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
+import type { RecordedRequest } from '../support/fake-upstream.ts';
 import { call, CHAT_HEADERS, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
 import { multipart, postForm, wav, type PartSpec } from '../support/multipart.ts';
 

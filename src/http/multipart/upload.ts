@@ -119,14 +119,13 @@ export class Upload {
     const chunk = await this.#next();
     if (chunk === null) {
       this.#check(() => this.scanner.finish());
-      const fault = this.#rules.onEnd(this.scanner);
-      if (fault) throw fault;
       return null;
     }
     this.#received += chunk.length;
     if (this.#received > this.limitBytes) throw ERR.bodyTooLarge(this.limitBytes);
     this.#check(() => this.scanner.push(chunk));
-    const fault = this.#rules.onChunk(this.scanner);
+    // The chunk that holds the closing delimiter is judged with the whole form before it is passed on.
+    const fault = this.#rules.onChunk(this.scanner) ?? (this.scanner.ended ? this.#rules.onEnd(this.scanner) : undefined);
     if (fault) throw fault;
     return chunk;
   }
