@@ -18,6 +18,11 @@ const models = knobList
     `  - { id: "a/${knobs}", routes: [{ provider: anthropic }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
     `  - { id: "o/${knobs}", routes: [{ provider: openai }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
   ])
+  .concat([
+    // Issue #13's media runs: a transcription model and a speech model on the Chat upstream.
+    '  - { id: "whisper-sim", routes: [{ provider: openai }], pricing: { input: 0, output: 0, audio_minute: 0.006 }, input_modalities: [audio], output_modalities: [text] }',
+    '  - { id: "tts-sim", routes: [{ provider: openai }], pricing: { input: 0, characters: 15 }, output_modalities: [audio] }',
+  ])
   .join('\n');
 // A WAL file like the default config's, not an in-memory database: commits cost what they cost.
 const dbFile = path.join(mkdtempSync(path.join(tmpdir(), 'junction-bench-')), 'ledger.db');

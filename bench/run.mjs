@@ -10,11 +10,14 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { holdStreams, latency, median, throughput } from './load.mjs';
-import { writeReport } from './report.mjs';
+import { writeReport, writeMediaReport } from './report.mjs';
+import { mediaScenario } from './media.mjs';
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(DIR, '..');
 const QUICK = process.argv.includes('--quick');
+// Only issue #13's media runs (upload and speech), reported in their own section of RESULTS.md.
+const MEDIA_ONLY = process.argv.includes('--media');
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : QUICK ? 1 : 5;
 const CONCURRENCY = 32;
@@ -110,8 +113,18 @@ const portkeyHeaders = (format) => ({
 });
 const bare = await startBare();
 const junction = await startJunction();
-const portkey = PORTKEY ? await startPortkey() : null;
+const portkey = PORTKEY && !MEDIA_ONLY ? await startPortkey() : null;
 const results = { rounds: [], countTokens: [], held: [] };
+const media = () => mediaScenario({ bare, junction, startBare, startJunction, ask, key: KEY, rounds: ROUNDS, quick: QUICK });
+if (MEDIA_ONLY) {
+  try {
+    results.media = await media();
+  } finally {
+    for (const proc of [junction, bare, upstream]) proc.child.kill('SIGTERM');
+  }
+  writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
+  process.exit(0);
+}
 try {
   for (let round = 0; round < ROUNDS; round++) {
     const row = {};
@@ -147,9 +160,11 @@ try {
     }
   }
   results.workers = await workersScenario();
+  results.media = await media();
 } finally {
   for (const proc of [junction, bare, portkey, upstream]) proc?.child.kill('SIGTERM');
 }
+writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
 writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
 
 /** Scenario 6: local count_tokens on ~150 KB, and other requests' latency and the event loop meanwhile. */

@@ -39,7 +39,34 @@ const streamOf = (format, count) => {
   return streams.get(key);
 };
 
+// Issue #13: a transcription reads the whole upload (counted, not kept) and answers with its
+// usage; speech answers 64 KB of audio in 4 KB chunks, the first at once, as a streaming TTS does.
+const TRANSCRIPT = JSON.stringify({ text: 'Hello from the simulator.', usage: { type: 'duration', seconds: 60 } });
+const AUDIO_CHUNK = Buffer.alloc(4096, 0x11);
+function media(req, res) {
+  if (req.url.startsWith('/v1/audio/transcriptions')) {
+    req.resume();
+    req.on('end', () => send(res, TRANSCRIPT));
+    return true;
+  }
+  if (!req.url.startsWith('/v1/audio/speech')) return false;
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'audio/wav' });
+    let sent = 0;
+    const next = () => {
+      if (res.destroyed) return;
+      res.write(AUDIO_CHUNK);
+      if (++sent === 16) res.end();
+      else setImmediate(next);
+    };
+    next();
+  });
+  return true;
+}
+
 const server = http.createServer((req, res) => {
+  if (media(req, res)) return;
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
