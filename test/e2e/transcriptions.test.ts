@@ -178,6 +178,36 @@ describe('transcriptions and translations', () => {
       expect(rows['held_usd']).to.equal(0);
     });
 
+    it('a form read whole before routing (file first) is sent again on a retry, identical', async () => {
+      let calls = 0;
+      env.upstream.script(() => (++calls === 1 ? { status: 500, body: { error: { message: 'boom', type: 'server_error' } }, headers: json } : { body: { text: 'second time' }, headers: json }));
+      const res = await post('/v1/audio/transcriptions', [audioPart(), { name: 'model', value: 'whisper-native' }]);
+      expect(res.status).to.equal(200);
+      expect(res.json()).to.deep.equal({ text: 'second time' });
+      expect(env.upstream.requests).to.have.length(2);
+      expect(env.upstream.requests[1]?.body.equals(env.upstream.requests[0]?.body ?? Buffer.alloc(0))).to.equal(true);
+    });
+
+    it('a form that was still flowing upstream gets one attempt: the upstream\'s 500 is the answer', async () => {
+      env.upstream.script(() => ({ status: 500, body: { error: { message: 'boom', type: 'server_error' } }, headers: json }));
+      const { body, contentType } = multipart([{ name: 'model', value: 'whisper-native' }, audioPart()]);
+      const started = once(env.upstream.events, 'body-start');
+      const res = await postForm(`${env.gw.url}/v1/audio/transcriptions`, { ...AUTH, 'content-type': contentType }, [body.subarray(0, 1000), body.subarray(1000)], {
+        contentLength: null,
+        between: async () => {
+          await started;
+        },
+      });
+      expect(res.status).to.equal(500);
+      expect(env.upstream.requests).to.have.length(1);
+    });
+
+    it('GET /v1/models shows the minute price and the audio input', async () => {
+      const res = await call(`${env.gw.url}/v1/models/whisper-native`, { headers: CHAT_HEADERS });
+      expect(res.json()).to.have.nested.property('pricing.audio_minute', '0.006');
+      expect(res.json()).to.have.nested.property('architecture.input_modalities').that.deep.equals(['audio']);
+    });
+
     it('translations through the openai SDK reach /v1/audio/translations, renamed', async () => {
       env.upstream.script(() => ({ body: { text: 'In English.' }, headers: json }));
       const result = await openai.audio.translations.create({ file: await toFile(THREE_SECONDS, 'fr.wav'), model: 'whisper-native' });

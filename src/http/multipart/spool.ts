@@ -9,7 +9,7 @@ import { join } from 'node:path';
  * and must not hold it in memory (media.md §8.2, step 3).
  */
 const MEMORY_BYTES = 64 * 1024;
-const READ_BYTES = 64 * 1024;
+const READ_BYTES = 256 * 1024;
 
 /** A byte range to replace while replaying (the `model` field's value). */
 export interface Splice {

@@ -86,7 +86,9 @@ export class Upload {
 
   /** Reads and spools the body until `ready()` holds or the body ends. */
   async spoolUntil(ready: () => boolean): Promise<void> {
-    while (!ready()) {
+    // A form whose closing delimiter has been read is read to the body's end (an epilogue at
+    // most), so it is whole in the spool and can be sent again.
+    while (!ready() || (this.scanner.ended && !this.#ended)) {
       const chunk = await this.#accept();
       if (chunk === null) return;
       await this.spool.append(chunk);
