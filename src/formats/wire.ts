@@ -96,7 +96,6 @@ export type Endpoint =
 
 /** The endpoints whose body is a multipart form, not JSON (issue #13): the file parts stream through. */
 export type FormEndpoint = Extract<Endpoint, 'images_edits' | 'audio_transcriptions' | 'audio_translations'>;
-export const FORM_ENDPOINTS: readonly FormEndpoint[] = ['images_edits', 'audio_transcriptions', 'audio_translations'];
 
 /** The endpoints of text models: what a model whose output modalities include `text` serves. */
 export const TEXT_ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];

@@ -29,8 +29,9 @@ export function createErrorHandler(log: Logger): GatewayMiddleware {
       const rendered = renderError(ctx.state.surface, err, ctx.state.requestId);
       ctx.status = rendered.status;
       ctx.set(rendered.headers);
-      // An upload refused before it was all read: the rest is not worth reading (issue #13).
-      if (ctx.state.upload !== undefined && !ctx.req.complete) ctx.set('connection', 'close');
+      // An upload refused before it was all read (at the limit, or before its form was read at all:
+      // a bad key): the rest is not worth reading, as Node would to keep the connection (issue #13).
+      if (!ctx.req.complete && (ctx.state.upload !== undefined || typeof ctx.is('multipart') === 'string')) ctx.set('connection', 'close');
       ctx.body = rendered.body;
     }
   };
