@@ -35,8 +35,9 @@ export function sendTranscription(ctx: GatewayContext, result: FormattedTranscri
     ctx.body = [...streamOf(result)].join('');
     return SERVED;
   }
-  const task = route.endpoint === 'audio_translations' ? 'translate' : 'transcribe';
-  const rendered = render(result, segments, task);
+  const translation = route.endpoint === 'audio_translations';
+  // A translation's JSON is `{text}` alone (the SDK's Translation type).
+  const rendered = translation && format === 'json' ? { text: result.text } : render(result, segments, translation ? 'translate' : 'transcribe');
   ctx.type = typeof rendered === 'string' ? (format === 'vtt' ? 'text/vtt' : 'text/plain') : 'application/json';
   ctx.body = rendered;
   return SERVED;
@@ -64,7 +65,8 @@ const RENDER: Readonly<Record<string, (result: FormattedTranscription, segments:
       compression_ratio: 0,
       no_speech_prob: 0,
     })),
-    usage: wireUsage(result),
+    // TranscriptionVerbose's usage is the duration kind only.
+    usage: { type: 'duration', seconds: Math.ceil(result.duration) },
   }),
 };
 

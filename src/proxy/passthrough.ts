@@ -74,7 +74,7 @@ export class Passthrough {
     if (!route || !body || (!upload && (!raw || !scan))) throw ERR.internal();
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
     state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
-    const outgoing = upload ? formBody(upload, route, ctx.get('content-type')) : jsonBody(raw as Buffer, scan as JsonScan, body, route, state.usageForced);
+    const outgoing = upload ? formBody(upload, route) : jsonBody(raw as Buffer, scan as JsonScan, body, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     const incoming = this.#clientHeaders.get(req) ?? req.headers;
@@ -99,7 +99,9 @@ export class Passthrough {
         stopWatchingAbort();
         if (!result.ok && outgoing.live) {
           // The body went to this upstream as it arrived: there is none left to send another (issue #13).
+          // The upstream request is cut too: one that answered early must not wait for the rest.
           outgoing.live.destroy();
+          if (proxyReq?.writableFinished !== true) proxyReq?.destroy();
           result = failed({ ...result.failure, retry: 'never' });
         }
         if (!result.ok) {

@@ -45,7 +45,7 @@ export function jsonBody(raw: Buffer, scan: JsonScan, body: Record<string, unkno
  * then the rest as it arrives. Its length is the client's, adjusted by the swap, or unknown
  * (chunked) when the client sent none.
  */
-export function formBody(upload: Upload, route: ResolvedRoute, contentType: string): UpstreamBody {
+export function formBody(upload: Upload, route: ResolvedRoute): UpstreamBody {
   const rename = route.upstreamModel !== route.model.id;
   const part = rename ? upload.scanner.parts.findLast((p) => p.name === 'model' && p.filename === undefined) : undefined;
   const splice = part?.end !== undefined ? { start: part.start, end: part.end, bytes: Buffer.from(route.upstreamModel, 'utf8') } : undefined;
@@ -53,5 +53,8 @@ export function formBody(upload: Upload, route: ResolvedRoute, contentType: stri
   const total = upload.replayable ? upload.received : upload.declaredLength;
   const replayable = upload.replayable;
   const source = upload.open(splice);
+  // The boundary the gateway read, whatever else the client's header said (form-body.ts).
+  const quoted = /[^0-9A-Za-z'+_\-.]/.test(upload.boundary) ? `"${upload.boundary}"` : upload.boundary;
+  const contentType = `multipart/form-data; boundary=${quoted}`;
   return { source, shape: { length: total === null ? null : total + delta, contentType }, live: replayable ? undefined : source };
 }

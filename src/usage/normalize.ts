@@ -114,7 +114,7 @@ export function applyTranscriptionUsage(into: TokenUsage, raw: unknown): boolean
   const usage = record(raw);
   if (!usage) return false;
   if (usage['type'] === 'duration' && typeof usage['seconds'] === 'number') {
-    into.audioMs = Math.round(Math.max(0, usage['seconds']) * 1000);
+    into.audioMs = audioMsOf(usage['seconds']);
     return true;
   }
   if (typeof usage['input_tokens'] !== 'number') return false;
@@ -129,8 +129,13 @@ export function applyTranscriptionUsage(into: TokenUsage, raw: unknown): boolean
 export function applyTranscriptionBody(into: TokenUsage, body: Record<string, unknown>): boolean {
   if (applyTranscriptionUsage(into, body['usage'])) return true;
   if (typeof body['duration'] !== 'number') return false;
-  into.audioMs = Math.round(Math.max(0, body['duration']) * 1000);
+  into.audioMs = audioMsOf(body['duration']);
   return true;
+}
+
+/** Seconds reported, as whole milliseconds; a value that is not a finite count (1e400 parses as Infinity) counts as none. */
+function audioMsOf(seconds: number): number {
+  return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 0;
 }
 
 /** A transcription stream's `transcript.text.done` event carries the usage. */

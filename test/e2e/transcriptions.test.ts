@@ -146,19 +146,45 @@ describe('transcriptions and translations', () => {
       expect(row.tokens).to.deep.include({ audio_seconds: 30 });
     });
 
-    it('srt of an upload whose length cannot be read: charged the bound held for its size, marked estimated', async () => {
-      env.upstream.script(() => ({ body: '1\n00:00:00,000 --> 00:00:01,000\nHi\n\n', headers: { 'content-type': 'text/plain' } }));
-      const mp3 = Buffer.alloc(20_000, 0x55);
-      const parts: PartSpec[] = [{ name: 'model', value: 'whisper-native' }, { name: 'response_format', value: 'srt' }, audioPart(mp3, 'a.mp3', 'audio/mpeg')];
-      const { body } = multipart(parts);
-      const res = await post('/v1/audio/transcriptions', parts);
+    for (const chunked of [false, true]) {
+      it(`srt of an upload whose length cannot be read${chunked ? ', sent chunked' : ''}: charged by the file's own size at 16 kbps, marked estimated`, async () => {
+        env.upstream.script(() => ({ body: '1\n00:00:00,000 --> 00:00:01,000\nHi\n\n', headers: { 'content-type': 'text/plain' } }));
+        const mp3 = Buffer.alloc(20_000, 0x55);
+        const parts: PartSpec[] = [{ name: 'model', value: 'whisper-native' }, { name: 'response_format', value: 'srt' }, audioPart(mp3, 'a.mp3', 'audio/mpeg')];
+        const res = await post('/v1/audio/transcriptions', parts, chunked ? { contentLength: null } : {});
+        expect(res.status).to.equal(200);
+        const row = await generation(res.headers['x-request-id']);
+        // 20,000 bytes at 2,000 a second, not the body limit a chunked upload was held at.
+        expect(row.estimated).to.equal(true);
+        expect(row.tokens['audio_seconds']).to.equal(10);
+        expect(row.cost_usd).to.be.closeTo((10 / 60) * 0.006, 1e-12);
+      });
+    }
+
+    it('a client that leaves after its whole upload reached the upstream is charged the audio heard, estimated', async () => {
+      env.upstream.script(() => ({ hang: true }));
+      const { body, contentType } = multipart([{ name: 'model', value: 'whisper-native' }, audioPart(wav(40))]);
+      const logged = env.gw.logs.requests().length;
+      const http = await import('node:http');
+      const req = http.request(`${env.gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { ...AUTH, 'content-type': contentType, 'content-length': String(body.length) } });
+      req.on('error', () => undefined);
+      const arrived = new Promise<void>((resolve) => env.upstream.script((seen) => (resolve(), void seen, { hang: true })));
+      req.end(body);
+      await arrived;
+      req.destroy();
+      const line = (await env.gw.requestLogs(logged + 1)).at(-1);
+      expect(line).to.deep.include({ status: 499, error: 'client_disconnected' });
+      const row = await generation(String(line?.['req_id']));
+      // 40 s of WAV at $0.006 a minute.
+      expect(row).to.deep.include({ estimated: true, cost_usd: 0.004 });
+    });
+
+    it('the upstream gets the boundary the gateway read, in a content type of its own', async () => {
+      env.upstream.script(() => ({ body: { text: 'ok' }, headers: json }));
+      const { body } = multipart([{ name: 'model', value: 'whisper-native' }, audioPart()]);
+      const res = await postForm(`${env.gw.url}/v1/audio/transcriptions`, { ...AUTH, 'content-type': 'Multipart/Form-Data; charset=utf-8; boundary="----junction-test-7f3a"' }, [body]);
       expect(res.status).to.equal(200);
-      const row = await generation(res.headers['x-request-id']);
-      // The whole body's size at 2,000 bytes a second (16 kbps, below any speech codec).
-      const seconds = Math.ceil((body.length / 2000) * 1000) / 1000;
-      expect(row.estimated).to.equal(true);
-      expect(row.tokens['audio_seconds']).to.equal(seconds);
-      expect(row.cost_usd).to.be.closeTo((seconds / 60) * 0.006, 1e-9);
+      expect(env.upstream.last().headers['content-type']).to.equal('multipart/form-data; boundary=----junction-test-7f3a');
     });
 
     it('token-priced model streamed: the events pass untouched; audio tokens charged at their own price', async () => {
@@ -272,6 +298,24 @@ describe('transcriptions and translations', () => {
       const res = await postForm(`${env.gw.url}/v1/audio/transcriptions`, { ...AUTH, 'content-type': contentType }, [body.subarray(0, body.length - 10)]);
       expect(res.status).to.equal(400);
       expect(res.json()).to.have.nested.property('error.message').that.includes('closing boundary');
+    });
+
+    it('400 for a content type with two boundaries: the gateway and the upstream could read two different forms', async () => {
+      const { body } = multipart([{ name: 'model', value: 'whisper-native' }, audioPart()]);
+      const res = await postForm(`${env.gw.url}/v1/audio/transcriptions`, { ...AUTH, 'content-type': 'multipart/form-data; boundary=----junction-test-7f3a; boundary=other' }, [body]);
+      expect(res.status).to.equal(400);
+    });
+
+    it('400 for a model sent twice, once after the file', async () => {
+      const res = await post('/v1/audio/transcriptions', [{ name: 'model', value: 'whisper-native' }, audioPart(), { name: 'model', value: 'transcribe-tokens' }]);
+      expect(res.status).to.equal(400);
+      expect(res.json()).to.have.nested.property('error.message').that.includes('"model" is sent more than once');
+    });
+
+    it('400 for two audio files', async () => {
+      const res = await post('/v1/audio/transcriptions', [audioPart(), audioPart(), { name: 'model', value: 'whisper-native' }]);
+      expect(res.status).to.equal(400);
+      expect(res.json()).to.have.nested.property('error.param', 'file');
     });
 
     it('400 for a multipart type with no boundary', async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { createUsageTap } from '../../src/usage/tap.ts';
+import { createUsageTap, usageTapFor } from '../../src/usage/tap.ts';
+import { compilePrices, costOf } from '../../src/billing/pricing.ts';
 import { seededRandom } from '../support/random.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
@@ -71,5 +72,28 @@ describe('usage tap', () => {
     expect(tapWithCuts('chat', SSE, Buffer.from(crlf), [])).to.deep.include({ input: 10, output: 2 });
     const noNewline = 'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}';
     expect(tapWithCuts('chat', SSE, Buffer.from(noNewline), [20])).to.deep.include({ input: 3, output: 4 });
+  });
+});
+
+describe('transcription usage (issue #13)', () => {
+  const read = (contentType: string, body: string) => {
+    const tap = usageTapFor('audio_transcriptions', contentType);
+    tap?.push(Buffer.from(body));
+    return tap?.finish();
+  };
+
+  it('reads seconds, a verbose duration, and token counts with audio apart', () => {
+    expect(read('application/json', '{"text":"hi","usage":{"type":"duration","seconds":12}}')).to.include({ audioMs: 12_000 });
+    expect(read('application/json', '{"text":"hi","duration":8.47,"language":"english"}')).to.include({ audioMs: 8470 });
+    expect(read('application/json', '{"text":"hi","usage":{"type":"tokens","input_tokens":120,"input_token_details":{"audio_tokens":100,"text_tokens":20},"output_tokens":4}}')).to.include({ input: 20, inputAudio: 100, output: 4 });
+    const sse = 'data: {"type":"transcript.text.delta","delta":"hi"}\n\ndata: {"type":"transcript.text.done","text":"hi","usage":{"type":"tokens","input_tokens":50,"input_token_details":{"audio_tokens":50},"output_tokens":1}}\n\n';
+    expect(read('text/event-stream', sse)).to.include({ inputAudio: 50, input: 0, output: 1 });
+  });
+
+  it('a text answer has none, and an absurd duration (1e400 parses as Infinity) counts as none rather than breaking the settlement', () => {
+    expect(read('text/plain', 'Hello there.\n')).to.equal(undefined);
+    const usage = read('application/json', '{"text":"hi","usage":{"type":"duration","seconds":1e400}}');
+    expect(usage).to.include({ audioMs: 0 });
+    expect(() => costOf(usage!, compilePrices({ input: 0, output: 0, cacheRead: null, cacheWrite: null, reasoning: null, request: null, inputAudio: null, outputAudio: null, inputImage: null, outputImage: null, image: null, characters: null, audioMinute: 0.006 }))).to.not.throw();
   });
 });

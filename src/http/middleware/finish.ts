@@ -3,6 +3,7 @@ import type { Settlements } from '../../billing/settlements.ts';
 import type { TokenUsage } from '../../formats/wire.ts';
 import type { Logger } from '../../log.ts';
 import { emptyUsage } from '../../usage/normalize.ts';
+import { transcriptionFallback } from '../../usage/transcription.ts';
 import type { RequestRecord, UsageSink } from '../../usage/sink.ts';
 import { CLIENT_DISCONNECTED, type GatewayMiddleware, type GatewayState } from '../state.ts';
 
@@ -96,15 +97,17 @@ function finalUsage(state: GatewayState, status: number): { usage: TokenUsage | 
   const seen = outcome.usage;
   if (route === undefined || route.endpoint === 'count_tokens' || outcome.kind === 'local') return { usage: seen, estimated: false };
   const inputEstimate = reservation?.inputTokens ?? 0;
+  // A transcription's input is its audio: heard by the upstream once the upload reached it.
+  const heard = reservation?.audioMs !== undefined ? transcriptionFallback(route, state.upload, reservation.audioMs, 0).usage : emptyUsage();
   const answered = outcome.firstByteMs !== undefined && status < 400;
   if (answered) {
     if (seen && outcome.error === undefined) return { usage: seen, estimated: outcome.estimated === true };
-    const base = seen ?? emptyUsage();
+    const base = seen ?? heard;
     const input = base.input > 0 || base.cacheRead > 0 || base.cacheWrite > 0 ? base.input : inputEstimate;
     return { usage: { ...base, input, output: Math.max(base.output, outcome.outputEstimate ?? 0) }, estimated: true };
   }
   if (outcome.dispatched === true && outcome.error === CLIENT_DISCONNECTED) {
-    return { usage: { ...emptyUsage(), input: inputEstimate }, estimated: true };
+    return { usage: { ...heard, input: inputEstimate }, estimated: true };
   }
   return { usage: seen, estimated: false };
 }

@@ -4,7 +4,23 @@ import { FORM_SPECS, routable } from '../multipart/form-rules.ts';
 import { Upload } from '../multipart/upload.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
-const BOUNDARY = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i;
+/** A boundary as RFC 2046 §5.1.1 allows it: 1 to 70 of these characters, not ending in a space. */
+const BCHARS = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
+const PARAM = /;\s*([^\s=;]+)\s*=\s*(?:"([^"]*)"|([^;\s]*))\s*/g;
+
+/**
+ * The boundary of a `multipart/form-data` type, read strictly: exactly one, valid by RFC 2046. A
+ * lenient read (the first of two, a long one cut at 70) would let the gateway check one form while
+ * the upstream parses another (review of issue #13), so anything else is refused; and the upstream
+ * is sent a content type rebuilt from the boundary read here, not the client's header.
+ */
+export function boundaryOf(contentType: string): string | undefined {
+  const found: string[] = [];
+  for (const match of contentType.matchAll(PARAM)) {
+    if (match[1]?.toLowerCase() === 'boundary') found.push(match[2] ?? match[3] ?? '');
+  }
+  return found.length === 1 && BCHARS.test(found[0] ?? '') ? found[0] : undefined;
+}
 
 /**
  * The body reader of the multipart endpoints (issue #13). It reads the form only until the
@@ -20,9 +36,8 @@ export function createFormReader(options: { readonly limitBytes: number; readonl
     if (encoding !== '' && encoding !== 'identity') throw ERR.unsupportedEncoding(encoding);
     const contentType = ctx.get('content-type');
     if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) throw ERR.unsupportedMediaType(contentType, ctx.path, 'multipart/form-data');
-    const match = BOUNDARY.exec(contentType);
-    const boundary = match?.[1] ?? match?.[2];
-    if (boundary === undefined) throw ERR.formInvalid('the content-type names no boundary', true);
+    const boundary = boundaryOf(contentType);
+    if (boundary === undefined) throw ERR.formInvalid('the content-type must name one boundary of 1 to 70 characters (RFC 2046)', true);
     const declared = ctx.get('content-length') === '' ? null : Number(ctx.get('content-length'));
     if (declared !== null && declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     const upload = new Upload(ctx.req, {

@@ -73,7 +73,7 @@ async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost:
   const n = BigInt(typeof body['n'] === 'number' ? body['n'] : 1);
   const imagePrice = imagePriceOf(route.prices, body['size'], body['quality']);
   if (route.endpoint === 'images_edits') {
-    // Each picture to edit is read as image tokens: those already seen (at least one), at the bound.
+    // Each picture to edit is read as image tokens, at the bound (the form was read whole).
     const pictures = state.upload?.scanner.parts.filter((part) => part.filename !== undefined && part.name.startsWith('image')).length ?? 0;
     amount += BigInt(Math.max(1, pictures) * IMAGE_TOKENS_BOUND) * route.prices.inputImage;
   }

@@ -7,17 +7,18 @@ import type { FormRules } from './upload.ts';
 export interface FormSpec {
   /**
    * Fields read before routing: the model, and what the hold depends on. The body is spooled
-   * until they have all been read or the form ends (they are optional, but for `model`).
+   * until they have all been read or the form ends. Null: the whole form is read first.
    */
-  readonly routing: readonly string[];
+  readonly routing: readonly string[] | null;
   readonly rules: () => FormRules;
 }
 
 const isFile = (part: FormPart, names: readonly string[]): boolean => part.filename !== undefined && names.includes(part.name);
 
-/** The audio to transcribe: one `file` part (media.md §3.1). */
+/** The audio to transcribe: one `file` part (media.md §3.1); a second could be the one an upstream reads. */
 const audioRules = (): FormRules => ({
-  onChunk: () => undefined,
+  onChunk: (scanner) =>
+    scanner.parts.filter((part) => isFile(part, ['file'])).length > 1 ? ERR.invalidField('file: send one audio file, not several', 'file') : undefined,
   onEnd: (scanner) =>
     scanner.parts.some((part) => isFile(part, ['file'])) ? undefined : ERR.invalidField('file is required: the audio, sent as a file part named "file"', 'file'),
 });
@@ -63,11 +64,13 @@ function notAnImage(part: FormPart): GatewayError {
 export const FORM_SPECS: Readonly<Record<FormEndpoint, FormSpec>> = {
   audio_transcriptions: { routing: ['model'], rules: audioRules },
   audio_translations: { routing: ['model'], rules: audioRules },
-  // The hold prices `n` images at their size and quality (issue #13).
-  images_edits: { routing: ['model', 'n', 'size', 'quality'], rules: imageRules },
+  // Read whole before routing: the hold prices `n` images at their size and quality, and every
+  // picture sent as image tokens, which only the whole form tells (review of issue #13). Edits
+  // are small beside audio, and a form read whole can be retried.
+  images_edits: { routing: null, rules: imageRules },
 };
 
 /** The routing fields all read, or the form over. */
 export function routable(spec: FormSpec, scanner: FormScanner): boolean {
-  return scanner.ended || spec.routing.every((field) => scanner.fields.has(field));
+  return scanner.ended || (spec.routing !== null && spec.routing.every((field) => scanner.fields.has(field)));
 }

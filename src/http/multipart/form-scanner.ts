@@ -17,6 +17,11 @@ export const HEAD_BYTES = 4096;
 const MAX_HEADER_BYTES = 16 * 1024;
 /** A text field longer than this is refused: busboy's `fieldSize` default (media.md §8.2). */
 export const MAX_FIELD_BYTES = 1024 * 1024;
+/** All text fields together, and the number of parts: OpenAI's forms have a few dozen at most. */
+export const MAX_FIELDS_BYTES = 2 * 1024 * 1024;
+export const MAX_PARTS = 256;
+/** What a preamble or an epilogue may hold: anything else could hide a form from the scanner. */
+const BLANK = /^[\r\n\t ]*$/;
 
 const CRLF = Buffer.from('\r\n');
 const HEADERS_END = Buffer.from('\r\n\r\n');
@@ -32,7 +37,7 @@ type State = 'body' | 'delimiter' | 'headers' | 'end';
  * the delimiter with Buffer#indexOf, so the bytes can be passed on untouched (issue #13).
  *
  * The body is read as if it began with CRLF, so the first delimiter is found like the others
- * (the preamble before it is ignored, as RFC 2046 asks).
+ * (a preamble and an epilogue may only be blank: what a parser ignores must not hide a form).
  */
 export class FormScanner {
   readonly parts: FormPart[] = [];
@@ -45,6 +50,7 @@ export class FormScanner {
   #offset = 0;
   #current: FormPart | undefined;
   #fieldChunks: Buffer[] = [];
+  #fieldBytes = 0;
 
   constructor(boundary: string) {
     this.#delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
@@ -70,7 +76,10 @@ export class FormScanner {
     while (at < buf.length) {
       switch (this.#state) {
         case 'end':
-          return; // the epilogue is ignored
+          // An epilogue is ignored by every parser, so it must say nothing: a second form after the
+          // closing delimiter would reach a lenient upstream parser unchecked (review of #13).
+          if (!BLANK.test(buf.toString('latin1', at))) throw new FormFault('there is data after the closing boundary');
+          return;
         case 'body': {
           const hit = buf.indexOf(this.#delimiter, at);
           if (hit === -1) {
@@ -92,7 +101,8 @@ export class FormScanner {
           }
           if (buf[at] === DASH && buf[at + 1] === DASH) {
             this.#state = 'end';
-            return;
+            at += 2;
+            break;
           }
           if (buf[at] !== CR || buf[at + 1] !== 0x0a) throw new FormFault('a multipart delimiter is not followed by CRLF');
           at += 2;
@@ -107,6 +117,11 @@ export class FormScanner {
             return;
           }
           const headers = parsePartHeaders(buf.toString('latin1', at, hit));
+          if (this.parts.length >= MAX_PARTS) throw new FormFault(`the form has more than ${MAX_PARTS} parts`);
+          if (headers.filename === undefined && !headers.name.endsWith('[]') && this.parts.some((p) => p.name === headers.name && p.filename === undefined)) {
+            // Which of two values counts differs between parsers: neither may be the one checked.
+            throw new FormFault(`field "${headers.name}" is sent more than once`);
+          }
           at = hit + HEADERS_END.length;
           this.#current = { ...headers, start: base + at, end: undefined, size: 0, head: Buffer.alloc(0) };
           this.parts.push(this.#current);
@@ -124,13 +139,19 @@ export class FormScanner {
 
   #content(buf: Buffer, from: number, to: number): void {
     const part = this.#current;
-    if (part === undefined || to <= from) return; // the preamble, or nothing
+    if (to <= from) return;
+    if (part === undefined) {
+      if (!BLANK.test(buf.toString('latin1', from, to))) throw new FormFault('there is data before the first boundary');
+      return;
+    }
     part.size += to - from;
     if (part.filename !== undefined) {
       if (part.head.length < HEAD_BYTES) part.head = Buffer.concat([part.head, buf.subarray(from, Math.min(to, from + HEAD_BYTES - part.head.length))]);
       return;
     }
     if (part.size > MAX_FIELD_BYTES) throw new FormFault(`form field "${part.name}" exceeds ${MAX_FIELD_BYTES} bytes`);
+    this.#fieldBytes += to - from;
+    if (this.#fieldBytes > MAX_FIELDS_BYTES) throw new FormFault(`the form's text fields exceed ${MAX_FIELDS_BYTES} bytes together`);
     this.#fieldChunks.push(Buffer.from(buf.subarray(from, to)));
   }
 

@@ -28,6 +28,7 @@ export class Spool {
   #size = 0;
   #file: FileHandle | undefined;
   readonly #name: string;
+  #disposed = false;
 
   constructor(name: string) {
     this.#name = name;
@@ -38,6 +39,7 @@ export class Spool {
   }
 
   async append(chunk: Buffer): Promise<void> {
+    this.#live();
     if (this.#file === undefined && this.#size + chunk.length <= MEMORY_BYTES) {
       this.#chunks.push(chunk);
       this.#size += chunk.length;
@@ -57,6 +59,7 @@ export class Spool {
 
   /** The bytes in [start, end). */
   async read(start: number, end: number): Promise<Buffer> {
+    this.#live();
     if (this.#file === undefined) return Buffer.concat(this.#chunks).subarray(start, end);
     const out = Buffer.alloc(end - start);
     await this.#file.read(out, 0, out.length, start);
@@ -88,7 +91,13 @@ export class Spool {
     for (let at = start; at < end; at += READ_BYTES) yield await this.read(at, Math.min(at + READ_BYTES, end));
   }
 
+  /** A plugin holding a file's `bytes()` past its request gets an error, not empty bytes. */
+  #live(): void {
+    if (this.#disposed) throw new Error('the upload was released when its request ended');
+  }
+
   async dispose(): Promise<void> {
+    this.#disposed = true;
     const file = this.#file;
     this.#file = undefined;
     this.#chunks.length = 0;

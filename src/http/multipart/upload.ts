@@ -37,6 +37,7 @@ export class Upload {
   readonly spool: Spool;
   readonly declaredLength: number | null;
   readonly limitBytes: number;
+  readonly boundary: string;
   readonly #req: IncomingMessage;
   readonly #rules: FormRules;
   #received = 0;
@@ -48,6 +49,7 @@ export class Upload {
   constructor(req: IncomingMessage, options: UploadOptions) {
     this.#req = req;
     this.limitBytes = options.limitBytes;
+    this.boundary = options.boundary;
     this.#rules = options.rules;
     this.declaredLength = options.declaredLength;
     this.scanner = new FormScanner(options.boundary);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { FormFault } from '../../../src/http/multipart/form-fault.ts';
 import { FormScanner, HEAD_BYTES, MAX_FIELD_BYTES } from '../../../src/http/multipart/form-scanner.ts';
 import { parsePartHeaders } from '../../../src/http/multipart/part-headers.ts';
+import { boundaryOf } from '../../../src/http/middleware/form-body.ts';
 import { BOUNDARY, multipart, wav } from '../../support/multipart.ts';
 
 /** A form as the openai SDK sends one: file first, then the fields (media.md §1.2). */
@@ -59,9 +60,23 @@ describe('FormScanner', () => {
     expect(form.subarray(scanner.parts[0]?.start, scanner.parts[0]?.end).equals(tricky)).to.equal(true);
   });
 
-  it('ignores the preamble and the epilogue', () => {
-    const form = Buffer.concat([Buffer.from('preamble text\r\n'), FORM, Buffer.from('epilogue')]);
-    expect([...scan([form]).fields.keys()]).to.deep.equal(['model', 'include[]', 'prompt']);
+  it('takes a blank preamble and epilogue, and refuses any other: a second form could hide there', () => {
+    const blank = Buffer.concat([Buffer.from('\r\n'), FORM, Buffer.from('\r\n\r\n')]);
+    expect([...scan([blank]).fields.keys()]).to.deep.equal(['model', 'include[]', 'prompt']);
+    expect(() => scan([Buffer.concat([Buffer.from('preamble text\r\n'), FORM])])).to.throw(FormFault, /before the first boundary/);
+    expect(() => scan([Buffer.concat([FORM, Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nother`)])])).to.throw(FormFault, /after the closing boundary/);
+  });
+
+  it('refuses a text field sent twice (parsers disagree on which counts), but not name[] arrays or files', () => {
+    const twice = multipart([{ name: 'model', value: 'cheap' }, { name: 'file', filename: 'a.wav', type: 'audio/wav', bytes: AUDIO }, { name: 'model', value: 'dear' }]).body;
+    expect(() => scan([twice])).to.throw(FormFault, /"model" is sent more than once/);
+  });
+
+  it('refuses more than 256 parts, and text fields over 2 MB together', () => {
+    const many = multipart(Array.from({ length: 257 }, (_, i) => ({ name: `f${i}`, value: '' }))).body;
+    expect(() => scan([many])).to.throw(FormFault, /more than 256 parts/);
+    const big = multipart(Array.from({ length: 3 }, (_, i) => ({ name: `f${i}`, value: 'a'.repeat(800 * 1024) }))).body;
+    expect(() => scan([big])).to.throw(FormFault, /together/);
   });
 
   it('refuses a form cut before its closing delimiter', () => {
@@ -79,6 +94,22 @@ describe('FormScanner', () => {
   it('refuses a text field over 1 MB (busboy\'s fieldSize)', () => {
     const form = multipart([{ name: 'prompt', value: 'a'.repeat(MAX_FIELD_BYTES + 1) }]).body;
     expect(() => scan([form])).to.throw(FormFault, /exceeds/);
+  });
+});
+
+describe('boundaryOf', () => {
+  it('reads one boundary, quoted or not, among other parameters', () => {
+    expect(boundaryOf('multipart/form-data; boundary=----WebKitFormBoundaryX7')).to.equal('----WebKitFormBoundaryX7');
+    expect(boundaryOf('multipart/form-data; charset=utf-8; boundary="a b:c"')).to.equal('a b:c');
+  });
+
+  it('refuses two boundaries, one over 70 characters, an empty one, or one ending in a space', () => {
+    expect(boundaryOf('multipart/form-data; boundary=gwside; boundary=upside')).to.equal(undefined);
+    expect(boundaryOf(`multipart/form-data; boundary=${'x'.repeat(71)}`)).to.equal(undefined);
+    expect(boundaryOf(`multipart/form-data; boundary=${'x'.repeat(70)}`)).to.equal('x'.repeat(70));
+    expect(boundaryOf('multipart/form-data; boundary=""')).to.equal(undefined);
+    expect(boundaryOf('multipart/form-data; boundary="ab "')).to.equal(undefined);
+    expect(boundaryOf('multipart/form-data')).to.equal(undefined);
   });
 });
 
