@@ -1,3 +1,4 @@
+import { usageFields } from './usage-fields.ts';
 import type { Endpoint, TokenUsage } from '../formats/wire.ts';
 import type { Logger } from '../log.ts';
 import { picoToUsdText } from '../billing/money.ts';
@@ -54,13 +55,7 @@ export class LogUsageSink implements UsageSink {
         route: entry.kind,
         upstream_status: entry.upstreamStatus,
         ttfb_ms: entry.firstByteMs === undefined ? undefined : round(entry.firstByteMs),
-        tokens: entry.usage && {
-          input: entry.usage.input,
-          output: entry.usage.output,
-          cache_read: entry.usage.cacheRead,
-          cache_write: entry.usage.cacheWrite,
-          reasoning: entry.usage.reasoning,
-        },
+        tokens: entry.usage && usageFields(entry.usage),
         cost_usd: entry.charged === undefined ? undefined : picoToUsdText(entry.charged),
         estimated: entry.estimated,
         error: entry.errorCode,

@@ -102,6 +102,9 @@ describe('transcriptions and translations', () => {
       // 3 s at $0.006 a minute.
       expect(row).to.deep.include({ endpoint: 'audio_transcriptions', route: 'native', cost_usd: 0.0003, estimated: false });
       expect(row.tokens).to.deep.include({ audio_seconds: 3 });
+      // The request log line shows the seconds too.
+      const line = env.gw.logs.requests().find((l) => l['req_id'] === result.response.headers.get('x-request-id'));
+      expect(line).to.have.nested.property('tokens.audio_seconds', 3);
     });
 
     it('model before file: the upstream receives the upload while the client is still sending it', async () => {

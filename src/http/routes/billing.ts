@@ -1,3 +1,4 @@
+import { usageFields } from '../../usage/usage-fields.ts';
 import { picoToUsdNumber } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
 import { decodeSegment } from '../path-segment.ts';
@@ -56,20 +57,7 @@ export function generationBody(row: LedgerRow): Record<string, unknown> {
     status: row.status,
     outcome: row.outcome,
     estimated: row.estimated,
-    tokens: {
-      input: row.usage.input,
-      output: row.usage.output,
-      cache_read: row.usage.cacheRead,
-      cache_write: row.usage.cacheWrite,
-      reasoning: row.usage.reasoning,
-      ...(row.usage.inputImage !== undefined && { input_image: row.usage.inputImage }),
-      ...(row.usage.outputImage !== undefined && { output_image: row.usage.outputImage }),
-      ...(row.usage.images !== undefined && { images: row.usage.images }),
-      ...(row.usage.characters !== undefined && { characters: row.usage.characters }),
-      ...(row.usage.inputAudio !== undefined && { input_audio: row.usage.inputAudio }),
-      ...(row.usage.outputAudio !== undefined && { output_audio: row.usage.outputAudio }),
-      ...(row.usage.audioMs !== undefined && { audio_seconds: row.usage.audioMs / 1000 }),
-    },
+    tokens: usageFields(row.usage),
     cost_usd: picoToUsdNumber(row.cost),
     charged_usd: picoToUsdNumber(row.charged),
     uncollected_usd: picoToUsdNumber(row.uncollected),
