@@ -11,6 +11,7 @@ import {
   imagesEditFormSchema,
   imagesRequestSchema,
   messagesRequestSchema,
+  responsesRequestSchema,
   speechRequestSchema,
   transcriptionFormSchema,
 } from './formats/request-schemas.ts';
@@ -108,6 +109,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   // OpenAI's model endpoints share one chain: no anthropic-version, a JSON body, its own schema.
   const openaiEndpoints = [
     ['chat_completions', chatRequestSchema],
+    ['responses', responsesRequestSchema],
     ['embeddings', embeddingsRequestSchema],
     ['images_generations', imagesRequestSchema],
     ['audio_speech', speechRequestSchema],

@@ -5,8 +5,11 @@
  * accepts as a free-form `type`; see ../shared/reference/protocol.md §A.9 and §B.7.
  */
 
-/** The wire format a caller speaks, which decides the shape of its error bodies. */
-export type Surface = 'messages' | 'chat';
+/**
+ * The wire format a caller speaks, which decides the shape of its error bodies. Responses callers
+ * get OpenAI's error body, as Chat callers do; only their in-band stream error differs.
+ */
+export type Surface = 'messages' | 'chat' | 'responses';
 
 const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
   400: 'invalid_request_error',

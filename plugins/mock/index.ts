@@ -1,4 +1,4 @@
-import { definePlugin, type CallContext, type ClientRequest, type PluginResult } from '../../src/plugin-host/api.ts';
+import { definePlugin, PluginRequestError, type CallContext, type ClientRequest, type PluginResult } from '../../src/plugin-host/api.ts';
 import { chatBody, chatChunks } from './chat.ts';
 import { embed } from './embeddings.ts';
 import { draw, drawStream, edit } from './image.ts';
@@ -45,6 +45,8 @@ async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginR
   if (request.endpoint === 'count_tokens') {
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
   }
+  // Not listed in `invokes`: the core never sends it (Responses answers come with its converters).
+  if (request.endpoint === 'responses') throw new PluginRequestError(400, 'the demo does not answer /v1/responses yet');
   const reply = replyTo(request);
   if (request.endpoint === 'messages') {
     return request.stream

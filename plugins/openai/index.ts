@@ -13,7 +13,8 @@ const REASONING_FIELDS = {
 
 /**
  * `openai`: any upstream that speaks OpenAI Chat Completions (OpenAI, OpenRouter, DeepSeek, Groq,
- * vLLM, Ollama…). Chat Completions, embeddings, image generation and speech go through natively, byte for byte; Messages requests are
+ * vLLM, Ollama…), and the Responses API where `options.formats` says so (issue #14). Chat Completions,
+ * Responses, embeddings, images and audio go through natively, byte for byte; Messages requests are
  * translated by the core, in the dialect the options describe. `base_url` follows the OpenAI
  * SDK's convention: it includes `/v1` (or the vendor's equivalent prefix).
  */
@@ -28,7 +29,8 @@ export default definePlugin<ChatProviderOptions>({
       ...lowerCaseKeys(provider.options.headers),
       ...(provider.apiKey === undefined ? {} : { authorization: `Bearer ${provider.apiKey}` }),
     };
-    const { reasoning, max_tokens_field, top_k, cache_control, pdf } = provider.options;
+    const { reasoning, max_tokens_field, top_k, cache_control, pdf, formats = ['chat_completions'] } = provider.options;
+    const chat = formats.includes('chat_completions');
     const dialect: Partial<ChatDialect> = {
       ...(reasoning && { reasoning: REASONING_FIELDS[reasoning] }),
       ...(max_tokens_field && { maxTokensField: max_tokens_field }),
@@ -39,7 +41,8 @@ export default definePlugin<ChatProviderOptions>({
     return {
       native: {
         endpoints: {
-          chat_completions: url,
+          ...(chat && { chat_completions: url }),
+          ...(formats.includes('responses') && { responses: `${base}/responses` }),
           embeddings: `${base}/embeddings`,
           images_generations: `${base}/images/generations`,
           images_edits: `${base}/images/edits`,
@@ -50,12 +53,14 @@ export default definePlugin<ChatProviderOptions>({
         headers,
         forwardHeaders: provider.options.forward_headers?.map((h) => h.toLowerCase()) ?? [],
       },
-      translate: {
-        upstream: 'chat',
-        endpoints: ['messages'],
-        dialect,
-        request: (body) => ({ url, headers, body }),
-      },
+      ...(chat && {
+        translate: {
+          upstream: 'chat',
+          endpoints: ['messages'],
+          dialect,
+          request: (body) => ({ url, headers, body }),
+        },
+      }),
     };
   },
 });

@@ -17,6 +17,11 @@ export const chatProviderOptions = z
     top_k: z.boolean().optional(),
     cache_control: z.boolean().optional(),
     pdf: z.enum(['file', 'text']).optional(),
+    /**
+     * The OpenAI formats the upstream speaks (issue #14): Chat Completions, the Responses API or
+     * both. A Responses-only model sits behind `[responses]`.
+     */
+    formats: z.array(z.enum(['chat_completions', 'responses'])).min(1).optional(),
   })
   .default({});
 

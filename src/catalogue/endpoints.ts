@@ -17,6 +17,7 @@ export function endpointsOf(model: ModelConfig): ReadonlySet<Endpoint> {
     endpoints.add('audio_translations');
   } else if (model.outputModalities.includes('text')) {
     for (const endpoint of TEXT_ENDPOINTS) endpoints.add(endpoint);
+    endpoints.add('responses');
   }
   if (model.outputModalities.includes('embeddings')) endpoints.add('embeddings');
   if (model.outputModalities.includes('image')) endpoints.add('images_generations');

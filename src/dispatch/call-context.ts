@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import type { CallContext, ClientRequest, FormFile, ImagesEditFields, TranscriptionFields, TranslationFields } from '../plugin-host/api.ts';
 import type { Upload } from '../http/multipart/upload.ts';
 import { wavDurationMs } from '../usage/wav.ts';
-import { FORMAT_OF, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type ImagesRequest, type MessagesRequest, type SpeechRequest } from '../formats/wire.ts';
+import { FORMAT_OF, type ResponsesRequest, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type ImagesRequest, type MessagesRequest, type SpeechRequest } from '../formats/wire.ts';
 import { ERR } from '../errors.ts';
 
 /** The validated request as plugins receive it. */
@@ -19,6 +19,8 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
       return { endpoint: 'count_tokens', body: body as unknown as CountTokensRequest, stream: false };
     case 'chat_completions':
       return { endpoint: 'chat_completions', body: body as unknown as ChatRequest, stream };
+    case 'responses':
+      return { endpoint: 'responses', body: body as unknown as ResponsesRequest, stream };
     case 'embeddings':
       return { endpoint: 'embeddings', body: body as unknown as EmbeddingsRequest, stream: false };
     case 'images_generations':

@@ -135,3 +135,17 @@ export const imagesEditFormSchema = z.looseObject({
   quality: z.string().min(1).optional(),
   stream: z.boolean().optional(),
 });
+
+/**
+ * POST /v1/responses (issue #14; responses-api.md §2). Only the shape routing, holds and the
+ * token estimate read is checked: item types and parameters go to a native upstream as sent, so a
+ * new item or parameter is never refused there.
+ */
+export const responsesRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  input: z.union([z.string(), z.array(z.looseObject({ type: z.string().min(1).optional() }))]).optional(),
+  instructions: z.string().nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  max_output_tokens: z.number().int().min(1).nullable().optional(),
+  previous_response_id: z.string().min(1).nullable().optional(),
+});

@@ -31,6 +31,7 @@ export type {
   ChatCompletionCreateParams as ChatRequest,
 } from 'openai/resources/chat/completions';
 export type { CompletionUsage as ChatUsage } from 'openai/resources/completions';
+export type { ResponseCreateParams as ResponsesRequest } from 'openai/resources/responses/responses';
 export type {
   CreateEmbeddingResponse as EmbeddingsResponse,
   EmbeddingCreateParams as EmbeddingsRequest,
@@ -79,14 +80,20 @@ export type MessagesStreamEvent =
   | RawContentBlockStopEvent
   | RawMessageStopEvent;
 
-/** The two wire formats Junction speaks with clients and upstreams. */
-export type WireFormat = 'messages' | 'chat';
+/** The wire formats Junction speaks with clients and upstreams. */
+export type WireFormat = 'messages' | 'chat' | 'responses';
+/**
+ * The formats the converters translate between today. Responses (issue #14) is served natively
+ * for now; its converters come with the canonical form.
+ */
+export type TextFormat = 'messages' | 'chat';
 
 /** The inbound endpoints that carry a model. */
 export type Endpoint =
   | 'messages'
   | 'count_tokens'
   | 'chat_completions'
+  | 'responses'
   | 'embeddings'
   | 'images_generations'
   | 'images_edits'
@@ -109,6 +116,7 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
   messages: 'messages',
   count_tokens: 'messages',
   chat_completions: 'chat',
+  responses: 'responses',
   embeddings: 'chat',
   images_generations: 'chat',
   images_edits: 'chat',
@@ -122,11 +130,13 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
  * `[DONE]` or finish_reason: a stream that ends without it was cut (issue #13; media.md §2.2).
  * Quoted, so it matches only a JSON string value, never escaped text inside one.
  */
-export const SSE_TERMINATOR_OF: Partial<Readonly<Record<Endpoint, Buffer>>> = {
-  audio_speech: Buffer.from('"speech.audio.done"'),
-  images_generations: Buffer.from('"image_generation.completed"'),
-  images_edits: Buffer.from('"image_edit.completed"'),
-  audio_transcriptions: Buffer.from('"transcript.text.done"'),
+export const SSE_TERMINATOR_OF: Partial<Readonly<Record<Endpoint, readonly Buffer[]>>> = {
+  audio_speech: [Buffer.from('"speech.audio.done"')],
+  images_generations: [Buffer.from('"image_generation.completed"')],
+  images_edits: [Buffer.from('"image_edit.completed"')],
+  audio_transcriptions: [Buffer.from('"transcript.text.done"')],
+  // Exactly one of the three ends a Responses stream (responses-api.md §4.4; issue #14).
+  responses: ['"response.completed"', '"response.incomplete"', '"response.failed"'].map((type) => Buffer.from(type)),
 };
 
 /** The path of each endpoint, for messages that name them. */
@@ -134,6 +144,7 @@ export const PATH_OF: Readonly<Record<Endpoint, string>> = {
   messages: '/v1/messages',
   count_tokens: '/v1/messages/count_tokens',
   chat_completions: '/v1/chat/completions',
+  responses: '/v1/responses',
   embeddings: '/v1/embeddings',
   images_generations: '/v1/images/generations',
   images_edits: '/v1/images/edits',

@@ -18,6 +18,7 @@ const COUNTED_AS = {
   messages: 'messages',
   count_tokens: 'messages',
   chat_completions: 'chat',
+  responses: 'responses',
   embeddings: 'embeddings',
   images_generations: 'images',
   images_edits: 'images',

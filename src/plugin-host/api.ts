@@ -23,6 +23,7 @@ import type {
   ImagesResponse,
   ImagesStreamEvent,
   ImagesEditStreamEvent,
+  ResponsesRequest,
   SpeechRequest,
   Message,
   MessagesRequest,
@@ -157,6 +158,8 @@ export type ClientRequest =
   | { readonly endpoint: 'messages'; readonly body: MessagesRequest; readonly stream: boolean }
   | { readonly endpoint: 'count_tokens'; readonly body: CountTokensRequest; readonly stream: false }
   | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
+  /** Only to a plugin that lists `responses` in `invokes` (issue #14). */
+  | { readonly endpoint: 'responses'; readonly body: ResponsesRequest; readonly stream: boolean }
   | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false }
   | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: boolean }
   | { readonly endpoint: 'audio_speech'; readonly body: SpeechRequest; readonly stream: false }

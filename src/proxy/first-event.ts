@@ -30,8 +30,10 @@ export function leadingError(events: Buffer, format: WireFormat, provider: strin
       return undefined; // the guard reports malformed events
     }
     if (!isObject(payload)) return undefined;
-    const isError = format === 'messages' ? eventName === 'error' || payload['type'] === 'error' : isObject(payload['error']);
-    return isError ? reportedError(provider, asObject(payload['error'])) : undefined;
+    // Messages and Responses name their error events (Responses may nest the error or not:
+    // responses-api.md §4.2); Chat sends `{"error":…}`.
+    const isError = format === 'chat' ? isObject(payload['error']) : eventName === 'error' || payload['type'] === 'error';
+    return isError ? reportedError(provider, asObject(payload['error'] ?? payload)) : undefined;
   }
   return undefined;
 }

@@ -19,10 +19,13 @@ const FORWARD_EXACT: Readonly<Record<WireFormat, ReadonlySet<string>>> = {
     'x-app', // Claude Code identifies itself with these (real-clients.md)
   ]),
   chat: new Set(['accept', 'user-agent', 'idempotency-key', 'openai-beta']),
+  // Codex CLI's own (responses-api.md §9): its session and turn ids let an upstream keep its cache.
+  responses: new Set(['accept', 'user-agent', 'idempotency-key', 'openai-beta', 'originator', 'session_id', 'conversation_id', 'x-openai-subagent', 'x-client-request-id']),
 };
 const FORWARD_PREFIXES: Readonly<Record<WireFormat, readonly string[]>> = {
   messages: ['x-stainless-', 'x-claude-code-'],
   chat: ['x-stainless-'],
+  responses: ['x-stainless-', 'x-codex-'],
 };
 
 /**

@@ -53,7 +53,7 @@ export class SseGuard {
   constructor(format: WireFormat, terminator?: Terminator) {
     this.#chat = format === 'chat';
     this.#terminator = terminator;
-    this.#terminators = terminator && new MarkerCounter([terminator.marker]);
+    this.#terminators = terminator && new MarkerCounter(terminator.markers);
   }
 
   #passed(bytes: Buffer): Buffer {

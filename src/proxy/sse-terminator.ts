@@ -2,7 +2,8 @@ import { SSE_TERMINATOR_OF, type Endpoint } from '../formats/wire.ts';
 
 /** An endpoint's own last event, and how many of them a whole stream holds. */
 export interface Terminator {
-  readonly marker: Buffer;
+  /** Any of these ends one unit (one image, the whole stream). */
+  readonly markers: readonly Buffer[];
   readonly count: number;
 }
 
@@ -12,9 +13,9 @@ export interface Terminator {
  * that stops after the first of two images is reported as cut, not passed off as whole.
  */
 export function terminatorOf(endpoint: Endpoint, body: Record<string, unknown> | undefined): Terminator | undefined {
-  const marker = SSE_TERMINATOR_OF[endpoint];
-  if (marker === undefined) return undefined;
+  const markers = SSE_TERMINATOR_OF[endpoint];
+  if (markers === undefined) return undefined;
   const n = body?.['n'];
   const images = endpoint === 'images_generations' || endpoint === 'images_edits';
-  return { marker, count: images && typeof n === 'number' && n > 1 ? n : 1 };
+  return { markers, count: images && typeof n === 'number' && n > 1 ? n : 1 };
 }

@@ -33,6 +33,11 @@ export function keepaliveFrame(surface: Surface): string {
  * (real-clients.md). A Chat stream that failed gets no `[DONE]`.
  */
 export function streamErrorFrame(surface: Surface, err: GatewayError, requestId: string): string {
+  if (surface === 'responses') {
+    // OpenAI's own form (responses-api.md §4.2): an `error` event whose payload also has a truthy
+    // `error`, which every openai-node version turns into a thrown APIError.
+    return `event: error\ndata: ${JSON.stringify({ type: 'error', ...errorPayload(surface, err, requestId) })}\n\n`;
+  }
   const data = JSON.stringify(errorPayload(surface, err, requestId));
   return surface === 'messages' ? `event: error\ndata: ${data}\n\n` : `data: ${data}\n\n`;
 }

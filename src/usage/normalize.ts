@@ -143,6 +143,30 @@ export function applyTranscriptionEvent(into: TokenUsage, event: Record<string, 
   return event['type'] === 'transcript.text.done' && applyTranscriptionUsage(into, event['usage']);
 }
 
+/**
+ * A Responses `usage` (responses-api.md §3): `input_tokens` includes the cached ones and
+ * `output_tokens` the reasoning ones, as in Chat; Junction's `input` excludes cached tokens.
+ */
+export function applyResponsesUsage(into: TokenUsage, raw: unknown): boolean {
+  const usage = record(raw);
+  if (!usage || typeof usage['input_tokens'] !== 'number') return false;
+  const input = count(usage['input_tokens']);
+  const inDetails = record(usage['input_tokens_details']);
+  into.cacheRead = Math.min(input, count(inDetails?.['cached_tokens']));
+  into.cacheWrite = Math.min(input - into.cacheRead, count(inDetails?.['cache_write_tokens']));
+  into.input = input - into.cacheRead - into.cacheWrite;
+  into.output = count(usage['output_tokens']);
+  into.reasoning = Math.min(into.output, count(record(usage['output_tokens_details'])?.['reasoning_tokens']));
+  return true;
+}
+
+const RESPONSES_TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/** A Responses stream reports usage once, on its terminal event's `response`. */
+export function applyResponsesEvent(into: TokenUsage, event: Record<string, unknown>): boolean {
+  return typeof event['type'] === 'string' && RESPONSES_TERMINAL.has(event['type']) && applyResponsesUsage(into, record(event['response'])?.['usage']);
+}
+
 /** Adds the token counts of `from` to `into` (a stream's usage reported per image; issue #13). */
 export function addUsage(into: TokenUsage, from: TokenUsage): void {
   into.input += from.input;

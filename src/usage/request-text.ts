@@ -112,3 +112,51 @@ export function embeddingsRequestText(request: Json): RequestText {
   }
   return { parts, fixed };
 }
+
+/**
+ * A Responses request (issue #14; responses-api.md §2.2): `instructions`, then `input` as a string
+ * or items: messages' text parts, function and custom tool calls and their outputs, reasoning
+ * summaries (opaque `encrypted_content` is read by the model too, counted as its characters would
+ * be), images and files at the fixed rates, and the tool schemas.
+ */
+export function responsesRequestText(request: Json, toolsText?: string): RequestText {
+  const parts: string[] = [];
+  let fixed = 0;
+  if (typeof request['instructions'] === 'string') parts.push(request['instructions']);
+  const input = request['input'];
+  if (typeof input === 'string') parts.push(input);
+  const content = (raw: unknown): void => {
+    const part = asObject(raw);
+    if (part['type'] === 'input_image') fixed += TOKENS_PER_IMAGE;
+    else if (part['type'] === 'input_file') fixed += pdfTokens(asString(part['file_data']) ?? '');
+    else parts.push(asString(part['text']) ?? asString(part['refusal']) ?? JSON.stringify(part));
+  };
+  for (const raw of asArray(input)) {
+    const item = asObject(raw);
+    switch (item['type'] ?? 'message') {
+      case 'message':
+        if (typeof item['content'] === 'string') parts.push(item['content']);
+        else asArray(item['content']).forEach(content);
+        break;
+      case 'function_call':
+        parts.push(asString(item['name']) ?? '', asString(item['arguments']) ?? '');
+        break;
+      case 'custom_tool_call':
+        parts.push(asString(item['name']) ?? '', asString(item['input']) ?? '');
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+        if (typeof item['output'] === 'string') parts.push(item['output']);
+        else asArray(item['output']).forEach(content);
+        break;
+      case 'reasoning':
+        for (const summary of asArray(item['summary'])) parts.push(asString(asObject(summary)['text']) ?? '');
+        if (typeof item['encrypted_content'] === 'string') fixed += Math.ceil(item['encrypted_content'].length / 4);
+        break;
+      default:
+        parts.push(JSON.stringify(item));
+    }
+  }
+  pushTools(parts, request, toolsText);
+  return { parts, fixed };
+}

@@ -1,4 +1,4 @@
-import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../formats/wire.ts';
+import type { Endpoint, TextFormat, TokenUsage } from '../formats/wire.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
 import {
@@ -6,6 +6,8 @@ import {
   applyChatUsage,
   applyMessagesEvent,
   applyMessagesUsage,
+  applyResponsesEvent,
+  applyResponsesUsage,
   applyTranscriptionBody,
   applyTranscriptionEvent,
   emptyUsage,
@@ -34,6 +36,8 @@ const USAGE = Buffer.from('"usage"');
 const DELTA_TYPE = Buffer.from('_delta"');
 const CHAT_DELTA = Buffer.from('"delta"');
 const TRANSCRIPT_DELTA = Buffer.from('"transcript.text.delta"');
+/** `response.output_text.delta`, `response.function_call_arguments.delta`…: one per content event. */
+const RESPONSES_DELTA = Buffer.from('.delta"');
 const DATA = Buffer.from('data:');
 const NEWLINE = 0x0a;
 /** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
@@ -53,6 +57,8 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
     case 'images_generations':
     case 'images_edits':
       return isSse ? new ImagesSseUsageTap() : imagesUsageTap();
+    case 'responses':
+      return isSse ? new SseUsageTap(applyResponsesEvent, RESPONSES_DELTA) : new JsonUsageTap(responsesBody);
     case 'audio_transcriptions':
     case 'audio_translations':
       // `text`, `srt` and `vtt` answers carry no usage: they fail to parse, and the settlement
@@ -60,12 +66,14 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
       return isSse ? new SseUsageTap(applyTranscriptionEvent, TRANSCRIPT_DELTA) : new JsonUsageTap(applyTranscriptionBody);
     case 'embeddings':
       return embeddingsUsageTap();
+    case 'messages':
+      return createUsageTap('messages', contentType);
     default:
-      return createUsageTap(FORMAT_OF[endpoint], contentType);
+      return createUsageTap('chat', contentType);
   }
 }
 
-export function createUsageTap(format: WireFormat, contentType: string | undefined): UsageTap {
+export function createUsageTap(format: TextFormat, contentType: string | undefined): UsageTap {
   const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;
   // Messages content deltas are text_delta, thinking_delta, input_json_delta…; every Chat chunk has "delta".
   const marker = format === 'messages' ? DELTA_TYPE : CHAT_DELTA;
@@ -79,6 +87,7 @@ const messagesBody: Apply = (usage, body) => {
   applyMessagesUsage(usage, body['usage']);
   return true;
 };
+const responsesBody: Apply = (usage, body) => applyResponsesUsage(usage, body['usage']);
 const chatBody: Apply = (usage, body) => {
   if (!('usage' in body)) return false;
   applyChatUsage(usage, body['usage']);

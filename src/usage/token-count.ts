@@ -1,5 +1,5 @@
 import type { Json } from '../formats/convert/json.ts';
-import { chatRequestText, embeddingsRequestText, messagesRequestText, type RequestText } from './request-text.ts';
+import { chatRequestText, embeddingsRequestText, messagesRequestText, responsesRequestText, type RequestText } from './request-text.ts';
 import { TokenizerThread } from './tokenizer-thread.ts';
 
 /**
@@ -41,7 +41,7 @@ let rememberedTexts = 0;
  * The estimate for a request, in tokens. `scope` (the API key) keeps remembered counts apart.
  * `toolsText`, when given, is the request's `tools` as sent, counted in place of its schemas.
  */
-export async function countInputTokens(format: 'messages' | 'chat' | 'embeddings' | 'images' | 'speech', request: Json, scope = '', toolsText?: string): Promise<number> {
+export async function countInputTokens(format: 'messages' | 'chat' | 'responses' | 'embeddings' | 'images' | 'speech', request: Json, scope = '', toolsText?: string): Promise<number> {
   const { parts, fixed } = requestText(format, request, toolsText);
   const known = remembered.get(scope);
   if (known !== undefined) {
@@ -149,9 +149,10 @@ function remember(scope: string, text: string, tokens: number): void {
   }
 }
 
-function requestText(format: 'messages' | 'chat' | 'embeddings' | 'images' | 'speech', request: Json, toolsText: string | undefined): RequestText {
+function requestText(format: 'messages' | 'chat' | 'responses' | 'embeddings' | 'images' | 'speech', request: Json, toolsText: string | undefined): RequestText {
   if (format === 'messages') return messagesRequestText(request, toolsText);
   if (format === 'chat') return chatRequestText(request, toolsText);
+  if (format === 'responses') return responsesRequestText(request, toolsText);
   if (format === 'images') return { parts: typeof request['prompt'] === 'string' ? [request['prompt']] : [], fixed: 0 };
   if (format === 'speech') return { parts: typeof request['input'] === 'string' ? [request['input']] : [], fixed: 0 };
   return embeddingsRequestText(request);

@@ -99,7 +99,7 @@ describe('native SSE guard', () => {
 describe('SseGuard with an endpoint terminator (issue #13)', () => {
   const event = (type: string) => `event: ${type}\ndata: {"type":"${type}","b64_json":"AAAA"}\n\n`;
   const stream = Buffer.from(event('image_generation.partial_image') + event('image_generation.completed') + event('image_generation.completed'));
-  const terminator = (count: number) => ({ marker: Buffer.from('"image_generation.completed"'), count });
+  const terminator = (count: number) => ({ markers: [Buffer.from('"image_generation.completed"')], count });
 
   it('is terminated only once every expected terminator has passed, wherever the stream is split', () => {
     for (let cut = 0; cut <= stream.length; cut++) {

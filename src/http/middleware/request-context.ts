@@ -26,6 +26,7 @@ export function createRequestContext(): GatewayMiddleware {
 function surfaceOf(ctx: GatewayContext): Surface {
   if (ctx.path.startsWith('/v1/messages')) return 'messages';
   // OpenAI's endpoints (issue #13: embeddings, images, audio) answer errors in OpenAI's envelope.
+  if (ctx.path.startsWith('/v1/responses')) return 'responses';
   if (ctx.path.startsWith('/v1/chat/') || ctx.path === '/v1/embeddings' || ctx.path.startsWith('/v1/images/') || ctx.path.startsWith('/v1/audio/')) return 'chat';
   return ctx.get('anthropic-version') === '' ? 'chat' : 'messages';
 }

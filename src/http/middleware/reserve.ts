@@ -82,7 +82,7 @@ async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost:
 }
 
 function maxOutputOf(body: Record<string, unknown>, model: { maxOutputTokens: number | null; contextLength: number | null }): number {
-  for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
+  for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const) {
     const value = body[field];
     if (typeof value === 'number' && value > 0) return Math.min(value, model.maxOutputTokens ?? value);
   }

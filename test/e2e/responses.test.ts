@@ -1,0 +1,169 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, streamText } from 'ai';
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+
+/**
+ * POST /v1/responses, natively (issue #14; responses-api.md): an `openai` provider whose
+ * `options.formats` include `responses` gets the client's bytes (the model renamed), answers pass
+ * through untouched, usage is read from the whole answer or the terminal event, and a stream that
+ * ends without one of its three terminal events ends in an in-band error the SDKs throw on.
+ */
+
+const fixture = (name: string): string => readFileSync(new URL(`../fixtures/openai/${name}`, import.meta.url), 'utf8');
+const ANSWER = fixture('responses.json');
+const STREAM = fixture('responses.sse');
+const json = { 'content-type': 'application/json' };
+
+const EXTRA = `  - id: gpt-5
+    routes: [{ provider: openai-responses, model: gpt-5-2025-08-07 }]
+    pricing: { input: 1.25, output: 10, cache_read: 0.125 }
+    max_output_tokens: 128000
+  - id: chat-only
+    routes: [{ provider: openai }]
+    pricing: { input: 1, output: 1 }
+`;
+const config = (url: string): string =>
+  standardConfig(url, EXTRA).replace(
+    '  - { id: mock, plugin: mock }',
+    `  - { id: mock, plugin: mock }\n  - { id: openai-responses, plugin: openai, base_url: "${url}/v1", api_key: "${PROVIDER_KEYS.openai}", options: { formats: [chat_completions, responses] } }`,
+  );
+
+interface Generation {
+  endpoint: string;
+  route: string;
+  tokens: Record<string, number>;
+  cost_usd: number;
+}
+
+const responsesUpstream = (reply: Reply) => (req: RecordedRequest): Reply | undefined => (req.url === '/v1/responses' ? reply : undefined);
+
+describe('responses, native', () => {
+  const env = useUpstreamAndGateway(config);
+  let openai: OpenAI;
+  before(() => {
+    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
+  });
+  const generation = async (id: string | null) => (await call(`${env.gw.url}/v1/generations/${id}`, { headers: CHAT_HEADERS })).json() as unknown as Generation;
+
+  it('openai SDK responses.create: the body goes up with the model renamed and the key swapped; the answer comes back byte for byte, charged with reasoning', async () => {
+    env.upstream.script(responsesUpstream({ body: ANSWER, headers: json }));
+    const { data, response } = await openai.responses.create({ model: 'gpt-5', input: 'Say hi in Portuguese', max_output_tokens: 4000 }).withResponse();
+    expect(data.output_text).to.equal('Olá!');
+    const seen = env.upstream.last();
+    expect(seen.url).to.equal('/v1/responses');
+    expect(seen.json()).to.deep.equal({ model: 'gpt-5-2025-08-07', input: 'Say hi in Portuguese', max_output_tokens: 4000 });
+    expect(seen.headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.openai}`);
+    const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x' } });
+    expect(raw.text).to.equal(ANSWER);
+    const row = await generation(response.headers.get('x-request-id'));
+    expect(row).to.deep.include({ endpoint: 'responses', route: 'native' });
+    expect(row.tokens).to.deep.include({ input: 19, output: 86, reasoning: 64, cache_read: 0 });
+    expect(row.cost_usd).to.be.closeTo((19 * 1.25 + 86 * 10) / 1e6, 1e-12);
+  });
+
+  it('responses.stream: every event passes untouched and the accumulator builds the answer; cached input charged at its price', async () => {
+    env.upstream.script(responsesUpstream({ sse: STREAM }));
+    const stream = openai.responses.stream({ model: 'gpt-5', input: 'Say hi', stream: true });
+    const types: string[] = [];
+    stream.on('event', (event) => types.push(event.type));
+    const final = await stream.finalResponse();
+    const message = final.output.find((item) => item.type === 'message');
+    expect(message?.type === 'message' && message.content[0]?.type === 'output_text' ? message.content[0].text : undefined).to.equal('Olá!');
+    expect(final.usage?.output_tokens_details.reasoning_tokens).to.equal(64);
+    expect(types[0]).to.equal('response.created');
+    expect(types.at(-1)).to.equal('response.completed');
+    expect(types).to.have.length(19);
+    const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', stream: true } });
+    expect(raw.text).to.equal(STREAM);
+    const row = await generation(raw.headers.get('x-request-id'));
+    // 1,200 input tokens of which 1,024 cached: 176 at $1.25, 1,024 at $0.125, 86 out at $10 per million.
+    expect(row.tokens).to.deep.include({ input: 176, cache_read: 1024, output: 86, reasoning: 64 });
+    expect(row.cost_usd).to.be.closeTo((176 * 1.25 + 1024 * 0.125 + 86 * 10) / 1e6, 1e-12);
+  });
+
+  it('a stream cut before its terminal event ends in an error event the SDK throws on, not a clean end', async () => {
+    const cut = STREAM.slice(0, STREAM.indexOf('event: response.completed'));
+    env.upstream.script(responsesUpstream({ sse: cut }));
+    const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', stream: true } });
+    const last = raw.text.trimEnd().split('\n\n').at(-1) ?? '';
+    expect(last).to.match(/^event: error\ndata: \{"type":"error","error":\{"message":"upstream provider \\"openai-responses\\" ended the response early"/);
+    env.upstream.script(responsesUpstream({ sse: cut }));
+    let thrown: unknown;
+    try {
+      await openai.responses.stream({ model: 'gpt-5', input: 'x', stream: true }).finalResponse();
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).to.be.instanceOf(Error);
+  });
+
+  it('response.incomplete and response.failed end a stream as whole as response.completed does', async () => {
+    for (const terminal of ['response.incomplete', 'response.failed']) {
+      const sse = STREAM.replaceAll('response.completed', terminal);
+      env.upstream.script(responsesUpstream({ sse }));
+      const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', stream: true } });
+      expect(raw.text).to.equal(sse);
+      const row = await generation(raw.headers.get('x-request-id'));
+      expect(row.tokens).to.deep.include({ input: 176, cache_read: 1024, output: 86 });
+    }
+  });
+
+  it('the upstream\'s own error answer comes back as sent, and costs nothing', async () => {
+    const error = JSON.stringify({ error: { message: "Unsupported parameter: 'temperature' is not supported with this model.", type: 'invalid_request_error', param: 'temperature', code: null } });
+    env.upstream.script(responsesUpstream({ status: 400, body: error, headers: json }));
+    const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', temperature: 0.2 } });
+    expect(raw.status).to.equal(400);
+    expect(raw.text).to.equal(error);
+    const row = await generation(raw.headers.get('x-request-id'));
+    expect(row.cost_usd).to.equal(0);
+  });
+
+  it('Codex CLI\'s headers reach the upstream; the client\'s key never does', async () => {
+    env.upstream.script(responsesUpstream({ sse: STREAM }));
+    await call(`${env.gw.url}/v1/responses`, {
+      headers: { ...CHAT_HEADERS, originator: 'codex_cli_rs', session_id: 'sess-1', 'x-codex-turn-metadata': '{"turn":1}', 'user-agent': 'codex_cli_rs/0.130.0' },
+      body: { model: 'gpt-5', input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }], stream: true, store: false },
+    });
+    const headers = env.upstream.last().headers;
+    expect(headers).to.include({ originator: 'codex_cli_rs', session_id: 'sess-1', 'x-codex-turn-metadata': '{"turn":1}', authorization: `Bearer ${PROVIDER_KEYS.openai}` });
+    expect(JSON.stringify(headers)).to.not.include(KEYS.alice);
+  });
+
+  it('the Vercel AI SDK\'s openai.responses(): generateText and streamText', async () => {
+    const provider = createOpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
+    env.upstream.script(responsesUpstream({ body: ANSWER, headers: json }));
+    const whole = await generateText({ model: provider.responses('gpt-5'), prompt: 'Say hi' });
+    expect(whole.text).to.equal('Olá!');
+    expect(whole.usage.inputTokens).to.equal(19);
+    env.upstream.script(responsesUpstream({ sse: STREAM }));
+    const streamed = streamText({ model: provider.responses('gpt-5'), prompt: 'Say hi' });
+    expect(await streamed.text).to.equal('Olá!');
+    expect((await streamed.usage).outputTokens).to.equal(86);
+  });
+
+  describe('refused before anything goes upstream', () => {
+    expectNothingSentOrCharged(env);
+
+    it('a model with no route that speaks Responses: 400 naming it', async () => {
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'chat-only', input: 'x' } });
+      expect(res.status).to.equal(400);
+      expect(res.json()).to.have.nested.property('error.message').that.includes('/v1/responses');
+    });
+
+    it('malformed input: 400 naming the field, in OpenAI\'s error shape', async () => {
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 42 } });
+      expect(res.status).to.equal(400);
+      expect(res.json()).to.have.nested.property('error.param', 'input');
+    });
+
+    it('an unknown model: 404 naming it', async () => {
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'no-such-model', input: 'x' } });
+      expect(res.status).to.equal(404);
+      expect(res.json()).to.have.nested.property('error.code', 'model_not_found');
+    });
+  });
+});
