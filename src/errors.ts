@@ -144,7 +144,14 @@ export const ERR = {
     new GatewayError({
       status: 415,
       code: 'GW_ERR_CONTENT_ENCODING',
-      message: `content-encoding "${encoding}" is not supported; send an uncompressed body`,
+      message: `content-encoding "${encoding}" is not supported; send gzip, deflate, br, zstd or an uncompressed body`,
+    }),
+  bodyNotDecodable: (encoding: string, detail: string) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_BODY_ENCODING',
+      message: `request body is not valid ${encoding}: ${detail}`,
+      headers: { connection: 'close' },
     }),
   // media.md §8.2 step 5: a malformed form is the client's 400, never a 500.
   formInvalid: (detail: string, unread: boolean) =>

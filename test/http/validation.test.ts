@@ -164,12 +164,17 @@ describe('request validation', () => {
       expect(env.upstream.requests).to.have.length(0);
     });
 
-    it('answers 415 for a compressed request body', async () => {
-      const res = await call(`${env.gw.url}/v1/messages`, {
+    it('answers 415 for a content coding it does not read, and 400 for a body its coding does not describe', async () => {
+      const unknown = await call(`${env.gw.url}/v1/messages`, {
+        headers: { ...MESSAGES_HEADERS, 'content-encoding': 'compress' },
+        body: messagesBody(),
+      });
+      expect(unknown.status).to.equal(415);
+      const notGzip = await call(`${env.gw.url}/v1/messages`, {
         headers: { ...MESSAGES_HEADERS, 'content-encoding': 'gzip' },
         body: messagesBody(),
       });
-      expect(res.status).to.equal(415);
+      expect(notGzip.status).to.equal(400);
       expect(env.upstream.requests).to.have.length(0);
     });
   });

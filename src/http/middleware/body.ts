@@ -1,4 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable, Transform } from 'node:stream';
+import { bodyDecoder } from '../body-decoding.ts';
 import { ERR } from '../../errors.ts';
 import { scanJson } from '../json-scan.ts';
 import type { GatewayMiddleware } from '../state.ts';
@@ -18,10 +20,12 @@ export interface BodyReaderOptions {
 export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware {
   return async (ctx, next) => {
     const encoding = ctx.get('content-encoding').trim().toLowerCase();
-    if (encoding !== '' && encoding !== 'identity') throw ERR.unsupportedEncoding(encoding);
+    const decoder = bodyDecoder(encoding);
+    if (decoder === undefined) throw ERR.unsupportedEncoding(encoding);
     const declared = Number(ctx.get('content-length'));
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
-    const raw = await readBody(ctx.req, options.limitBytes);
+    // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
+    const raw = await readBody(ctx.req, decoder, encoding, options.limitBytes);
     const scan = scanJson(raw, options.maxDepth);
     if (scan.tooDeep) throw ERR.jsonTooDeep(options.maxDepth);
     let body: unknown;
@@ -38,23 +42,34 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
   };
 }
 
-function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** The body, decoded when it came compressed, up to `limitBytes` of decoded bytes. */
+function readBody(req: IncomingMessage, decoder: Transform | null, encoding: string, limitBytes: number): Promise<Buffer> {
+  const source: Readable = decoder ?? req;
+  if (decoder) req.pipe(decoder);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
+      source.off('data', onData);
+      source.off('end', onEnd);
       req.off('error', onGone);
       req.off('close', onGone);
+      decoder?.off('error', onBadCoding);
+    };
+    const stop = (err: Error): void => {
+      cleanup();
+      // Stop reading; the error carries `connection: close`, so the rest is never read.
+      if (decoder) {
+        req.unpipe(decoder);
+        decoder.destroy();
+      }
+      req.pause();
+      reject(err);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limitBytes) {
-        cleanup();
-        // Stop reading; the 413 carries `connection: close`, so the rest is never read.
-        req.pause();
-        reject(ERR.bodyTooLarge(limitBytes));
+        stop(ERR.bodyTooLarge(limitBytes));
         return;
       }
       chunks.push(chunk);
@@ -65,12 +80,14 @@ function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
     };
     // The client hung up before sending the whole body: an everyday event, not a gateway fault.
     const onGone = (): void => {
-      cleanup();
-      reject(ERR.clientClosed());
+      if (req.complete) return; // the decoder may still be finishing
+      stop(ERR.clientClosed());
     };
-    req.on('data', onData);
-    req.on('end', onEnd);
+    const onBadCoding = (err: Error): void => stop(ERR.bodyNotDecodable(encoding, err.message));
+    source.on('data', onData);
+    source.on('end', onEnd);
     req.on('error', onGone);
     req.on('close', onGone);
+    decoder?.on('error', onBadCoding);
   });
 }

@@ -2,6 +2,7 @@ import { ERR } from '../../errors.ts';
 import type { FormEndpoint } from '../../formats/wire.ts';
 import { FORM_SPECS, routable } from '../multipart/form-rules.ts';
 import { Upload } from '../multipart/upload.ts';
+import { bodyDecoder } from '../body-decoding.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /** A boundary as RFC 2046 §5.1.1 allows it: 1 to 70 of these characters, not ending in a space. */
@@ -33,7 +34,8 @@ export function createFormReader(options: { readonly limitBytes: number; readonl
   const spec = FORM_SPECS[options.endpoint];
   return async (ctx, next) => {
     const encoding = ctx.get('content-encoding').trim().toLowerCase();
-    if (encoding !== '' && encoding !== 'identity') throw ERR.unsupportedEncoding(encoding);
+    const decoder = bodyDecoder(encoding);
+    if (decoder === undefined) throw ERR.unsupportedEncoding(encoding);
     const contentType = ctx.get('content-type');
     if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) throw ERR.unsupportedMediaType(contentType, ctx.path, 'multipart/form-data');
     const boundary = boundaryOf(contentType);
@@ -43,9 +45,11 @@ export function createFormReader(options: { readonly limitBytes: number; readonl
     const upload = new Upload(ctx.req, {
       boundary,
       limitBytes: options.limitBytes,
-      declaredLength: declared !== null && Number.isSafeInteger(declared) ? declared : null,
+      // A compressed body's declared length is not the length of what goes upstream (decoded).
+      declaredLength: decoder === null && declared !== null && Number.isSafeInteger(declared) ? declared : null,
       rules: spec.rules(),
       requestId: ctx.state.requestId,
+      ...(decoder && { decoder: { stream: decoder, encoding } }),
     });
     ctx.state.upload = upload;
     try {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { ERR, type GatewayError } from '../../errors.ts';
 import { FormFault } from './form-fault.ts';
 import { FormScanner } from './form-scanner.ts';
@@ -21,6 +21,8 @@ export interface UploadOptions {
   readonly rules: FormRules;
   /** Names the spool file. */
   readonly requestId: string;
+  /** The decoder of a compressed body (`content-encoding`), read instead of the request, and its coding's name. */
+  readonly decoder?: { readonly stream: Transform; readonly encoding: string };
 }
 
 /**
@@ -38,8 +40,10 @@ export class Upload {
   readonly declaredLength: number | null;
   readonly limitBytes: number;
   readonly boundary: string;
-  readonly #req: IncomingMessage;
+  /** What the body is read from: the request, or the decoder it is piped through. */
+  readonly #req: Readable;
   readonly #rules: FormRules;
+  #badCoding: GatewayError | undefined;
   #received = 0;
   #ended = false;
   #gone = false;
@@ -54,21 +58,32 @@ export class Upload {
     this.declaredLength = options.declaredLength;
     this.scanner = new FormScanner(options.boundary);
     this.spool = new Spool(options.requestId);
-    req.on('readable', () => {
+    const source = options.decoder?.stream ?? req;
+    this.#req = source;
+    if (options.decoder) {
+      const { stream, encoding } = options.decoder;
+      req.pipe(stream);
+      stream.on('error', (err) => {
+        this.#badCoding = ERR.bodyNotDecodable(encoding, err.message);
+        this.#gone = true;
+        this.#settleWaiting();
+      });
+    }
+    source.on('readable', () => {
       const waiting = this.#waiting;
       if (waiting === undefined) return;
-      const chunk = req.read() as Buffer | null;
+      const chunk = source.read() as Buffer | null;
       if (chunk === null) return; // the end: reported by 'end'
       this.#waiting = undefined;
       waiting.resolve(chunk);
     });
-    req.on('end', () => {
+    source.on('end', () => {
       this.#ended = true;
       this.#settleWaiting();
     });
     // The client hung up before sending the whole body.
     const onGone = (): void => {
-      if (this.#ended) return;
+      if (this.#ended || req.complete) return;
       this.#gone = true;
       this.#settleWaiting();
     };
@@ -148,7 +163,7 @@ export class Upload {
     const chunk = this.#req.read() as Buffer | null;
     if (chunk !== null) return Promise.resolve(chunk);
     if (this.#ended) return Promise.resolve(null);
-    if (this.#gone) return Promise.reject(ERR.clientClosed());
+    if (this.#gone) return Promise.reject(this.#badCoding ?? ERR.clientClosed());
     return new Promise((resolve, reject) => {
       this.#waiting = { resolve, reject };
     });
@@ -159,7 +174,7 @@ export class Upload {
     if (waiting === undefined) return;
     this.#waiting = undefined;
     if (this.#ended) waiting.resolve(null);
-    else waiting.reject(ERR.clientClosed());
+    else waiting.reject(this.#badCoding ?? ERR.clientClosed());
   }
 
   dispose(): Promise<void> {
