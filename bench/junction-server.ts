@@ -17,6 +17,8 @@ const models = knobList
   .flatMap((knobs) => [
     `  - { id: "a/${knobs}", routes: [{ provider: anthropic }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
     `  - { id: "o/${knobs}", routes: [{ provider: openai }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
+    // Issue #14: a Responses upstream, served natively to Responses clients.
+    `  - { id: "r/${knobs}", routes: [{ provider: openai-responses }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
   ])
   .concat([
     // Issue #13's media runs: a transcription model and a speech model on the Chat upstream.
@@ -33,6 +35,7 @@ auth: { keys: [{ name: bench, key: "${BENCH_KEY}", balance_usd: 1000000 }] } # f
 providers:
   - { id: anthropic, plugin: anthropic, base_url: "${upstream}", api_key: sim }
   - { id: openai, plugin: openai, base_url: "${upstream}/v1", api_key: sim }
+  - { id: openai-responses, plugin: openai, base_url: "${upstream}/v1", api_key: sim, options: { formats: [responses] } }
 models:
 ${models}
 `;

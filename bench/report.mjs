@@ -36,7 +36,7 @@ export function summarise(rounds) {
   return out;
 }
 
-export function targets(s, countTokens, held) {
+export function targets(s, countTokens, held, rounds) {
   const ct = { p99: median(countTokens.map((c) => c.p99)), lag: median(countTokens.map((c) => c.lagP99Ms)) };
   const native = held.find((h) => h.arm === 'native');
   const translated = held.find((h) => h.arm === 'translated');
@@ -50,6 +50,12 @@ export function targets(s, countTokens, held) {
     ['added TTFB p50 ≤ 1 ms (Chat stream, native), ms', s['chat-stream'].native.addedTtfbP50, (v) => v <= 1],
     ['translated stream ≥ 0.5× native (Messages→Chat)', s['messages-stream'].translated.rps / s['messages-stream'].native.rps, (v) => v >= 0.5],
     ['translated stream ≥ 0.5× native (Chat→Messages)', s['chat-stream'].translated.rps / s['chat-stream'].native.rps, (v) => v >= 0.5],
+    ...(s['responses-small']
+      ? [
+          ['Responses native ≥ 0.9× native Chat (small, whole)', median(rounds.map((r) => r['responses-small'].native.rps / r['chat-small'].native.rps)), (v) => v >= 0.9],
+          ['Responses native ≥ 0.9× native Chat (stream)', median(rounds.map((r) => r['responses-stream'].native.rps / r['chat-stream'].native.rps)), (v) => v >= 0.9],
+        ]
+      : []),
     ['RSS per open stream ≤ 64 KB (native), KB', native?.kbPerStream, (v) => v <= 64],
     ['RSS per open stream ≤ 64 KB (translated), KB', translated?.kbPerStream, (v) => v <= 64],
     ['count_tokens 150 KB p99 ≤ 25 ms, ms', ct.p99, (v) => v <= 25],
@@ -59,7 +65,7 @@ export function targets(s, countTokens, held) {
 
 export function writeReport(results, options) {
   const s = summarise(results.rounds);
-  const checks = targets(s, results.countTokens, results.held);
+  const checks = targets(s, results.countTokens, results.held, results.rounds);
   const sha = safe(() => execSync('git rev-parse --short HEAD', { cwd: options.root }).toString().trim());
   const lines = [
     '# Benchmark results',

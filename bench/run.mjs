@@ -63,6 +63,7 @@ const ask = (proc, message) =>
 const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
 const claudeCode = (model, stream) => Buffer.from(JSON.stringify({ ...fixture, model, stream }));
 const small = (model, stream) => Buffer.from(JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
+const smallResponses = (model, stream) => Buffer.from(JSON.stringify({ model, max_output_tokens: 64, stream, input: 'Hi' }));
 // About 150 KB: the Claude Code request's system prompt and tools, its first turn repeated.
 const big = (model) => {
   const first = fixture.messages[0];
@@ -75,11 +76,12 @@ const big = (model) => {
 const HEADERS = {
   messages: { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01' },
   chat: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+  responses: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
 };
-const PATH = { messages: '/v1/messages', chat: '/v1/chat/completions' };
-// A client format's own upstream, and the other one.
-const NATIVE = { messages: 'a/', chat: 'o/' };
-const FOREIGN = { messages: 'o/', chat: 'a/' };
+const PATH = { messages: '/v1/messages', chat: '/v1/chat/completions', responses: '/v1/responses' };
+// A client format's own upstream, and the other one (none yet for Responses: issue #14's converters).
+const NATIVE = { messages: 'a/', chat: 'o/', responses: 'r/' };
+const FOREIGN = { messages: 'o/', chat: 'a/', responses: null };
 
 const SCENARIOS = [
   { id: 'chat-small', title: '1. Small Chat request, whole', format: 'chat', body: (p) => small(`${p}${SIM}`, false) },
@@ -87,6 +89,9 @@ const SCENARIOS = [
   { id: 'claude-code', title: '3. Claude Code request, 76 KB, whole', format: 'messages', body: (p) => claudeCode(`${p}${SIM}`, false) },
   { id: 'claude-code-stream', title: '3. Claude Code request, 76 KB, streamed', format: 'messages', stream: true, body: (p) => claudeCode(`${p}${SIM}`, true) },
   { id: 'chat-stream', title: '5. Chat stream, 64 events (translated arm: through a Messages upstream)', format: 'chat', stream: true, body: (p) => small(`${p}${SIM}`, true) },
+  // Issue #14: the Responses front door, native, against native Chat above.
+  { id: 'responses-small', title: '8. Small Responses request, whole (native)', format: 'responses', body: (p) => smallResponses(`${p}${SIM}`, false) },
+  { id: 'responses-stream', title: '8. Responses stream, 64 events (native)', format: 'responses', stream: true, body: (p) => smallResponses(`${p}${SIM}`, true) },
 ];
 
 async function measure(target, scenario, prefix, headers = HEADERS[scenario.format]) {
@@ -133,8 +138,8 @@ try {
         ['direct', upstream.url, NATIVE[scenario.format]],
         ['bare', bare.url, NATIVE[scenario.format]],
         ['native', junction.url, NATIVE[scenario.format]],
-        ['translated', junction.url, FOREIGN[scenario.format]],
-        ...(portkey ? [['portkey', portkey.url, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
+        ...(FOREIGN[scenario.format] ? [['translated', junction.url, FOREIGN[scenario.format]]] : []),
+        ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey.url, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
       // Rotate the order each round so no arm always runs first (warm caches, background load).
       const order = arms.map((_, i) => arms[(i + round) % arms.length]);

@@ -29,13 +29,38 @@ function chatStream(count) {
   return out;
 }
 
+/** A Responses stream (issue #14): created, in_progress, a message item with `count - 7` deltas, completed. */
+function responsesStream(count) {
+  const deltas = Math.max(1, count - 8);
+  let seq = 0;
+  const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+  const base = { id: 'resp_sim', object: 'response', created_at: 1, model: 'sim', status: 'in_progress', output: [], usage: null };
+  const item = { id: 'msg_sim', type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+  const out = [ev('response.created', { response: base }), ev('response.in_progress', { response: base }), ev('response.output_item.added', { output_index: 0, item }),
+    ev('response.content_part.added', { item_id: 'msg_sim', output_index: 0, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } })];
+  let text = '';
+  for (let i = 0; i < deltas; i++) {
+    const delta = `word${i} and more `;
+    text += delta;
+    out.push(ev('response.output_text.delta', { item_id: 'msg_sim', output_index: 0, content_index: 0, delta, logprobs: [] }));
+  }
+  const part = { type: 'output_text', annotations: [], text };
+  out.push(ev('response.output_text.done', { item_id: 'msg_sim', output_index: 0, content_index: 0, text, logprobs: [] }));
+  out.push(ev('response.content_part.done', { item_id: 'msg_sim', output_index: 0, content_index: 0, part }));
+  const done = { ...item, status: 'completed', content: [part] };
+  out.push(ev('response.output_item.done', { output_index: 0, item: done }));
+  out.push(ev('response.completed', { response: { ...base, status: 'completed', output: [done], usage: { input_tokens: 25, input_tokens_details: { cached_tokens: 0 }, output_tokens: deltas, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 25 + deltas } } }));
+  return out;
+}
+const RESPONSE = JSON.stringify({ id: 'resp_sim', object: 'response', created_at: 1, status: 'completed', model: 'sim', output: [{ id: 'msg_sim', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'Hello! How can I help?' }] }], usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 9, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 21 } });
+
 const MESSAGE = JSON.stringify({ id: 'msg_sim', type: 'message', role: 'assistant', model: 'sim', content: [{ type: 'text', text: 'Hello! How can I help?' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
 const COMPLETION = JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion', created: 1, model: 'sim', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help?' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 } });
 const COUNT = JSON.stringify({ input_tokens: 42 });
 const streams = new Map();
 const streamOf = (format, count) => {
   const key = `${format}${count}`;
-  if (!streams.has(key)) streams.set(key, format === 'messages' ? messagesStream(count) : chatStream(count));
+  if (!streams.has(key)) streams.set(key, format === 'messages' ? messagesStream(count) : format === 'responses' ? responsesStream(count) : chatStream(count));
   return streams.get(key);
 };
 
@@ -75,10 +100,10 @@ const server = http.createServer((req, res) => {
     const knobs = /"model"\s*:\s*"[^"]*sim-c(\d+)-g(\d+)-l(\d+)"/.exec(head);
     const [count, gap, latency] = knobs ? [Number(knobs[1]), Number(knobs[2]), Number(knobs[3])] : [64, 0, 0];
     const stream = /"stream"\s*:\s*true/.test(head);
-    const format = req.url.startsWith('/v1/chat/completions') ? 'chat' : 'messages';
+    const format = req.url.startsWith('/v1/chat/completions') ? 'chat' : req.url.startsWith('/v1/responses') ? 'responses' : 'messages';
     const answer = () => {
       if (req.url.startsWith('/v1/messages/count_tokens')) return send(res, COUNT);
-      if (!stream) return send(res, format === 'chat' ? COMPLETION : MESSAGE);
+      if (!stream) return send(res, format === 'chat' ? COMPLETION : format === 'responses' ? RESPONSE : MESSAGE);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const events = streamOf(format, count);
       if (gap === 0) {
