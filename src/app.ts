@@ -16,6 +16,7 @@ import {
   transcriptionFormSchema,
 } from './formats/request-schemas.ts';
 import { createFormReader } from './http/middleware/form-body.ts';
+import { createResponseState } from './http/middleware/response-state.ts';
 import { createRequestFinish, markLedgered } from './http/middleware/finish.ts';
 import { createReservation } from './http/middleware/reserve.ts';
 import { createRateLimit } from './http/middleware/rate-limit.ts';
@@ -31,6 +32,7 @@ import { createVersionCheck } from './http/middleware/version.ts';
 import { createGetModel, createListModels } from './http/routes/models.ts';
 import { createBalance, createGeneration } from './http/routes/billing.ts';
 import { createAdminRouter } from './http/routes/admin.ts';
+import { createResponsesRouter } from './http/routes/responses.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
 import type { LoadedProvider } from './plugin-host/loader.ts';
@@ -110,12 +112,16 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const openaiEndpoints = [
     ['chat_completions', chatRequestSchema],
     ['responses', responsesRequestSchema],
+    ['responses_input_tokens', responsesRequestSchema],
     ['embeddings', embeddingsRequestSchema],
     ['images_generations', imagesRequestSchema],
     ['audio_speech', speechRequestSchema],
   ] as const;
+  const responseState = createResponseState(parts.store, parts.config.responses.retentionMs, parts.log);
   for (const [endpoint, schema] of openaiEndpoints) {
-    router.post(PATH_OF[endpoint], markLedgered, auth, body, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch);
+    // Responses continuations go where their conversation is kept (issue #14).
+    const resolve = endpoint === 'responses' ? [createModelResolver(parts.catalogue, endpoint), responseState] : [createModelResolver(parts.catalogue, endpoint)];
+    router.post(PATH_OF[endpoint], markLedgered, auth, body, createValidator(schema), ...resolve, rateLimit, reserve, dispatch);
   }
   // The multipart endpoints read their form as it streams (issue #13): no JSON body reader.
   const formEndpoints = [
@@ -127,6 +133,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     const form = createFormReader({ limitBytes: parts.config.server.maxBodyBytes, endpoint });
     router.post(PATH_OF[endpoint], markLedgered, auth, form, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch);
   }
+  const responsesRouter = createResponsesRouter(auth, parts.store, parts.providers, parts.agents, parts.log);
   router.get('/v1/models', auth, createListModels(parts.catalogue));
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
   router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements, parts.holds));
@@ -149,6 +156,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     await next();
   });
   app.use(router.routes());
+  app.use(responsesRouter.routes());
   app.use(router.allowedMethods());
   // Off unless auth.admin_key is set: then /admin/* is simply not there (404).
   if (parts.config.auth.adminKeySha256 !== null) {

@@ -224,6 +224,22 @@ export const ERR = {
   pluginRefused: (status: number, message: string, param: string | undefined) =>
     new GatewayError({ status, code: 'GW_ERR_PLUGIN_REFUSED', message, ...(param !== undefined && { param }) }),
   // The catalogue's modalities decide what a model does (issue #13): an embedding model writes no chat.
+  // OpenAI's own code for it (responses-api.md §5); 404, as for any id a key cannot see (issue #14).
+  responseNotFound: (id: string, param: string | null) =>
+    new GatewayError({
+      status: 404,
+      code: 'GW_ERR_RESPONSE_NOT_FOUND',
+      message: `${param === 'previous_response_id' ? 'Previous response' : 'Response'} with id '${id.slice(0, 100)}' not found.`,
+      param,
+      chatCode: 'previous_response_not_found',
+    }),
+  responseElsewhere: (id: string, provider: string, model: string) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_RESPONSE_ELSEWHERE',
+      message: `response '${id.slice(0, 100)}' is kept by provider "${provider}", which model "${model}" is not routed to; continue it on a model served by "${provider}", or send the whole conversation as input`,
+      param: 'previous_response_id',
+    }),
   endpointNotServed: (model: string, path: string, served: string) =>
     new GatewayError({
       status: 400,

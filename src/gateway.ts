@@ -98,6 +98,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       .heartbeat(instance)
       .then(reconcile)
       .then(() => settlements.retryFailed())
+      // Responses past `responses.retention_days` are forgotten (issue #14); reads skip them already.
+      .then(() => store.purgeResponses(new Date()))
       .catch((err: unknown) => log.error({ err }, 'heartbeat failed'));
   }, HEARTBEAT_MS);
   heartbeat.unref();

@@ -46,7 +46,7 @@ async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginR
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
   }
   // Not listed in `invokes`: the core never sends it (Responses answers come with its converters).
-  if (request.endpoint === 'responses') throw new PluginRequestError(400, 'the demo does not answer /v1/responses yet');
+  if (request.endpoint === 'responses' || request.endpoint === 'responses_input_tokens') throw new PluginRequestError(400, 'the demo does not answer /v1/responses yet');
   const reply = replyTo(request);
   if (request.endpoint === 'messages') {
     return request.stream

@@ -42,7 +42,7 @@ export default definePlugin<ChatProviderOptions>({
       native: {
         endpoints: {
           ...(chat && { chat_completions: url }),
-          ...(formats.includes('responses') && { responses: `${base}/responses` }),
+          ...(formats.includes('responses') && { responses: `${base}/responses`, responses_input_tokens: `${base}/responses/input_tokens` }),
           embeddings: `${base}/embeddings`,
           images_generations: `${base}/images/generations`,
           images_edits: `${base}/images/edits`,

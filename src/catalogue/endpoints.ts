@@ -18,6 +18,7 @@ export function endpointsOf(model: ModelConfig): ReadonlySet<Endpoint> {
   } else if (model.outputModalities.includes('text')) {
     for (const endpoint of TEXT_ENDPOINTS) endpoints.add(endpoint);
     endpoints.add('responses');
+    endpoints.add('responses_input_tokens');
   }
   if (model.outputModalities.includes('embeddings')) endpoints.add('embeddings');
   if (model.outputModalities.includes('image')) endpoints.add('images_generations');

@@ -300,6 +300,7 @@ function build(
       breakerFailures: raw.routing.circuit_breaker?.failures ?? DEFAULT_ROUTING.breakerFailures,
       breakerCooldownMs: seconds(raw.routing.circuit_breaker?.cooldown_s) ?? DEFAULT_ROUTING.breakerCooldownMs,
     },
+    responses: { retentionMs: raw.responses.retention_days * 86_400_000 },
     storage: { url: resolveStorage(raw.storage.url, dir) },
     redis: raw.redis ? { url: raw.redis.url, prefix: raw.redis.prefix } : null,
     log: { level: raw.log.level },

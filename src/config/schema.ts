@@ -153,6 +153,8 @@ export const configSchema = z.strictObject({
       circuit_breaker: z.strictObject({ failures: positiveInt.optional(), cooldown_s: numeric(z.number().positive().max(86_400)).optional() }).optional(),
     })
     .default({}),
+  /** Responses the gateway remembers (issue #14): for how long. */
+  responses: z.strictObject({ retention_days: numeric(z.number().positive().max(3650)).default(30) }).default({ retention_days: 30 }),
   storage: z.strictObject({ url: z.string().min(1).default('sqlite://data/junction.db') }).default({
     url: 'sqlite://data/junction.db',
   }),
@@ -190,7 +192,7 @@ export const KNOWN_KEYS: readonly string[] = [
     'server', 'host', 'port', 'max_body_mb', 'shutdown_grace_s', 'headers_timeout_s', 'request_timeout_s', 'keepalive_s',
     'routing', 'retries', 'backoff_ms', 'max_retry_after_s', 'circuit_breaker', 'failures', 'cooldown_s',
     ...Object.keys(timeoutsSchema.shape),
-    'storage', 'url', 'redis', 'prefix', 'log', 'level', 'auth', 'key_prefix', 'keys', 'admin_key', 'default_limits',
+    'responses', 'retention_days', 'storage', 'url', 'redis', 'prefix', 'log', 'level', 'auth', 'key_prefix', 'keys', 'admin_key', 'default_limits',
     ...Object.keys(limitsSchema.shape),
     ...Object.keys(keySchema.shape),
     ...Object.keys(providerSchema.shape),

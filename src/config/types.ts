@@ -8,6 +8,8 @@ export interface GatewayConfig {
   readonly dir: string;
   readonly server: ServerConfig;
   readonly routing: RoutingConfig;
+  /** How long a response's upstream is remembered, in milliseconds (issue #14: `responses.retention_days`). */
+  readonly responses: { readonly retentionMs: number };
   /** `sqlite://` URLs are absolute here. */
   readonly storage: { readonly url: string };
   /** Shared rate limits across instances; null: each process keeps its own (issue #7). */

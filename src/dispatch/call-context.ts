@@ -21,6 +21,8 @@ export function clientRequestOf(ctx: GatewayContext): ClientRequest {
       return { endpoint: 'chat_completions', body: body as unknown as ChatRequest, stream };
     case 'responses':
       return { endpoint: 'responses', body: body as unknown as ResponsesRequest, stream };
+    case 'responses_input_tokens':
+      return { endpoint: 'responses_input_tokens', body: body as unknown as ResponsesRequest, stream: false };
     case 'embeddings':
       return { endpoint: 'embeddings', body: body as unknown as EmbeddingsRequest, stream: false };
     case 'images_generations':

@@ -1,6 +1,6 @@
 import { ERR, GatewayError } from '../errors.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
-import { TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
+import { COUNTING, TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
 import type { GatewayContext, GatewayMiddleware } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
@@ -71,11 +71,13 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     if (!route || !candidates) throw ERR.internal();
     const usable = usableFor(candidates, route.endpoint);
     if (usable.length === 0) {
-      if (route.endpoint === 'count_tokens' && ctx.state.body) {
-        // No upstream can count: answer with the local estimate (README, "count_tokens").
+      if (COUNTING.has(route.endpoint) && ctx.state.body) {
+        // No upstream can count: answer with the local estimate (README, "count_tokens"), in the
+        // endpoint's shape (Responses': responses-api.md §1).
         ctx.state.outcome.kind = 'local';
         ctx.set('x-junction-estimate', 'true');
-        ctx.body = { input_tokens: await inputTokensOf(ctx.state) };
+        const inputTokens = await inputTokensOf(ctx.state);
+        ctx.body = route.endpoint === 'count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens };
         return;
       }
       throw ERR.formatUnsupported(route.model.id, route.provider.config.id, ctx.path);

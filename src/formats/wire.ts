@@ -94,6 +94,7 @@ export type Endpoint =
   | 'count_tokens'
   | 'chat_completions'
   | 'responses'
+  | 'responses_input_tokens'
   | 'embeddings'
   | 'images_generations'
   | 'images_edits'
@@ -103,6 +104,12 @@ export type Endpoint =
 
 /** The endpoints whose body is a multipart form, not JSON (issue #13): the file parts stream through. */
 export type FormEndpoint = Extract<Endpoint, 'images_edits' | 'audio_transcriptions' | 'audio_translations'>;
+
+/**
+ * The endpoints that only count a request's input tokens: free, held at nothing, answered by a
+ * local estimate where no upstream counts (count_tokens; Responses' input_tokens, issue #14).
+ */
+export const COUNTING: ReadonlySet<Endpoint> = new Set(['count_tokens', 'responses_input_tokens']);
 
 /** The endpoints of text models: what a model whose output modalities include `text` serves. */
 export const TEXT_ENDPOINTS: readonly Endpoint[] = ['messages', 'count_tokens', 'chat_completions'];
@@ -117,6 +124,7 @@ export const FORMAT_OF: Readonly<Record<Endpoint, WireFormat>> = {
   count_tokens: 'messages',
   chat_completions: 'chat',
   responses: 'responses',
+  responses_input_tokens: 'responses',
   embeddings: 'chat',
   images_generations: 'chat',
   images_edits: 'chat',
@@ -145,6 +153,7 @@ export const PATH_OF: Readonly<Record<Endpoint, string>> = {
   count_tokens: '/v1/messages/count_tokens',
   chat_completions: '/v1/chat/completions',
   responses: '/v1/responses',
+  responses_input_tokens: '/v1/responses/input_tokens',
   embeddings: '/v1/embeddings',
   images_generations: '/v1/images/generations',
   images_edits: '/v1/images/edits',

@@ -19,6 +19,7 @@ const COUNTED_AS = {
   count_tokens: 'messages',
   chat_completions: 'chat',
   responses: 'responses',
+  responses_input_tokens: 'responses',
   embeddings: 'embeddings',
   images_generations: 'images',
   images_edits: 'images',

@@ -160,6 +160,7 @@ export type ClientRequest =
   | { readonly endpoint: 'chat_completions'; readonly body: ChatRequest; readonly stream: boolean }
   /** Only to a plugin that lists `responses` in `invokes` (issue #14). */
   | { readonly endpoint: 'responses'; readonly body: ResponsesRequest; readonly stream: boolean }
+  | { readonly endpoint: 'responses_input_tokens'; readonly body: ResponsesRequest; readonly stream: false }
   | { readonly endpoint: 'embeddings'; readonly body: EmbeddingsRequest; readonly stream: false }
   | { readonly endpoint: 'images_generations'; readonly body: ImagesRequest; readonly stream: boolean }
   | { readonly endpoint: 'audio_speech'; readonly body: SpeechRequest; readonly stream: false }

@@ -73,6 +73,8 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     }
     if (usage) state.outcome.usage = usage;
     if (tap) state.outcome.outputEstimate = tap.outputEstimate();
+    const responseId = tap?.responseId?.();
+    if (responseId !== undefined) state.outcome.responseId = responseId;
   };
   if (primed) for (const chunk of primed.raw) tap?.push(chunk);
   proxyRes.on('error', () => undefined); // reported through 'close' below

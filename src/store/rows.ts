@@ -1,4 +1,4 @@
-import { interruptedEntry, type InstanceInfo, type KeyRecord, type LedgerEntry, type LedgerRow } from './store.ts';
+import { interruptedEntry, type InstanceInfo, type KeyRecord, type LedgerEntry, type LedgerRow, type ResponseRecord } from './store.ts';
 
 /**
  * A row as either backend returns it: better-sqlite3 with safe integers on gives INTEGER columns
@@ -85,4 +85,16 @@ export function interruptedHold(row: Row): LedgerEntry {
 /** Each `instances` row's id, and whether it is alive: by `alive`, and not `stale`. */
 export function instanceStates(rows: readonly Row[], alive: (instance: InstanceInfo) => boolean, stale: (row: Row) => boolean): Map<string, boolean> {
   return new Map(rows.map((i) => [String(i['id']), !stale(i) && alive({ id: String(i['id']), host: String(i['host']), pid: int(i['pid']) })]));
+}
+
+/** A `responses` row, from either backend (issue #14). */
+export function toResponseRecord(row: Row): ResponseRecord {
+  return {
+    id: text(row['id']) ?? '',
+    keyId: int(row['key_id']),
+    provider: text(row['provider']) ?? '',
+    model: text(row['model']) ?? '',
+    createdAt: new Date(row['created_at'] as string | Date),
+    expiresAt: new Date(row['expires_at'] as string | Date),
+  };
 }

@@ -35,6 +35,16 @@ export interface Store {
 
   /** One request's ledger row, only for the key that made it. */
   generation(requestId: string, keyId: number): Promise<LedgerRow | undefined>;
+  /**
+   * Responses (issue #14): which upstream made a response, for its key, until it expires. Native
+   * routes keep the response upstream; this says where, so a continuation or a GET goes there.
+   */
+  saveResponse(record: ResponseRecord): Promise<void>;
+  /** The key's own response by id, unexpired at `now`; another key's is not found. */
+  findResponse(id: string, keyId: number, now: Date): Promise<ResponseRecord | undefined>;
+  deleteResponse(id: string, keyId: number): Promise<boolean>;
+  /** Removes the responses expired by `now`; returns how many. */
+  purgeResponses(now: Date): Promise<number>;
   /** Ledger rows, newest first. */
   usage(query: UsageQuery): Promise<LedgerRow[]>;
 
@@ -136,6 +146,18 @@ export interface LedgerRow extends LedgerEntry {
   readonly keyName: string;
   readonly charged: Pico;
   readonly uncollected: Pico;
+}
+
+export interface ResponseRecord {
+  /** The upstream's `resp_…` id. */
+  readonly id: string;
+  readonly keyId: number;
+  /** The provider whose upstream holds the response. */
+  readonly provider: string;
+  /** The catalogue model it answered. */
+  readonly model: string;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
 }
 
 export interface UsageQuery {

@@ -30,6 +30,8 @@ export interface UsageTap {
    * this leans low.
    */
   outputEstimate(): number;
+  /** A Responses answer's `id` (issue #14): where the upstream keeps it, remembered for continuations. */
+  responseId?(): string | undefined;
 }
 
 const USAGE = Buffer.from('"usage"');
@@ -52,13 +54,14 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
   const isSse = contentType?.startsWith('text/event-stream') === true;
   switch (endpoint) {
     case 'count_tokens':
+    case 'responses_input_tokens':
     case 'audio_speech':
       return null;
     case 'images_generations':
     case 'images_edits':
       return isSse ? new ImagesSseUsageTap() : imagesUsageTap();
     case 'responses':
-      return isSse ? new SseUsageTap(applyResponsesEvent, RESPONSES_DELTA) : new JsonUsageTap(responsesBody);
+      return responsesTap(isSse);
     case 'audio_transcriptions':
     case 'audio_translations':
       // `text`, `srt` and `vtt` answers carry no usage: they fail to parse, and the settlement
@@ -87,7 +90,23 @@ const messagesBody: Apply = (usage, body) => {
   applyMessagesUsage(usage, body['usage']);
   return true;
 };
-const responsesBody: Apply = (usage, body) => applyResponsesUsage(usage, body['usage']);
+/** Usage, and the response's id from the whole answer or the first event that carries it. */
+function responsesTap(isSse: boolean): UsageTap {
+  let id: string | undefined;
+  const see = (response: unknown): void => {
+    if (id === undefined && typeof response === 'object' && response !== null && 'id' in response && typeof response.id === 'string') id = response.id;
+  };
+  const tap = isSse
+    ? new SseUsageTap((usage, event) => {
+        see(event['response']);
+        return applyResponsesEvent(usage, event);
+      }, RESPONSES_DELTA)
+    : new JsonUsageTap((usage, body) => {
+        see(body);
+        return applyResponsesUsage(usage, body['usage']);
+      });
+  return Object.assign(tap, { responseId: () => id });
+}
 const chatBody: Apply = (usage, body) => {
   if (!('usage' in body)) return false;
   applyChatUsage(usage, body['usage']);

@@ -133,7 +133,7 @@ describe('embeddings', () => {
       expect(res.json()['error']).to.deep.include({
         type: 'invalid_request_error',
         param: 'model',
-        message: 'model "gpt-4o" does not serve /v1/embeddings; it serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses',
+        message: 'model "gpt-4o" does not serve /v1/embeddings; it serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses, /v1/responses/input_tokens',
       });
     });
 

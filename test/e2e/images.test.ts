@@ -231,7 +231,7 @@ describe('image generation', () => {
 
     it('a text model on the images endpoint, and an image model on chat', async () => {
       expect((await refused({ model: 'gpt-4o', prompt: 'x' })).error['message']).to.equal(
-        'model "gpt-4o" does not serve /v1/images/generations; it serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses',
+        'model "gpt-4o" does not serve /v1/images/generations; it serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses, /v1/responses/input_tokens',
       );
       expect((await refused({ model: 'img-native', messages: [{ role: 'user', content: 'x' }] }, '/v1/chat/completions')).error['message']).to.equal(
         'model "img-native" does not serve /v1/chat/completions; it serves /v1/images/generations',

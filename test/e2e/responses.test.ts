@@ -22,6 +22,12 @@ const EXTRA = `  - id: gpt-5
     routes: [{ provider: openai-responses, model: gpt-5-2025-08-07 }]
     pricing: { input: 1.25, output: 10, cache_read: 0.125 }
     max_output_tokens: 128000
+  - id: gpt-5-b
+    routes: [{ provider: openai-b, model: gpt-5-2025-08-07 }]
+    pricing: { input: 1.25, output: 10 }
+  - id: gpt-5-either
+    routes: [{ provider: openai-b, model: gpt-5-2025-08-07 }, { provider: openai-responses, model: gpt-5-2025-08-07 }]
+    pricing: { input: 1.25, output: 10 }
   - id: chat-only
     routes: [{ provider: openai }]
     pricing: { input: 1, output: 1 }
@@ -29,7 +35,8 @@ const EXTRA = `  - id: gpt-5
 const config = (url: string): string =>
   standardConfig(url, EXTRA).replace(
     '  - { id: mock, plugin: mock }',
-    `  - { id: mock, plugin: mock }\n  - { id: openai-responses, plugin: openai, base_url: "${url}/v1", api_key: "${PROVIDER_KEYS.openai}", options: { formats: [chat_completions, responses] } }`,
+    `  - { id: mock, plugin: mock }\n  - { id: openai-responses, plugin: openai, base_url: "${url}/v1", api_key: "${PROVIDER_KEYS.openai}", options: { formats: [chat_completions, responses] } }\n` +
+      `  - { id: openai-b, plugin: openai, base_url: "${url}/b/v1", api_key: "${PROVIDER_KEYS.anthropic}", options: { formats: [responses] } }`,
   );
 
 interface Generation {
@@ -164,6 +171,102 @@ describe('responses, native', () => {
       const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'no-such-model', input: 'x' } });
       expect(res.status).to.equal(404);
       expect(res.json()).to.have.nested.property('error.code', 'model_not_found');
+    });
+  });
+
+  describe('state kept upstream (issue #14)', () => {
+    const stored = (id: string) => responsesUpstream({ body: ANSWER.replace('resp_0320a1b2c3', id), headers: json });
+    const create = async (model: string, id: string, extra: Record<string, unknown> = {}) => {
+      env.upstream.script((req) => (req.url.endsWith('/responses') ? stored(id)(req) ?? { body: ANSWER.replace('resp_0320a1b2c3', id), headers: json } : undefined));
+      return call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model, input: 'remember me', ...extra } });
+    };
+
+    it('a continuation goes to the provider that keeps the response, whichever route comes first', async () => {
+      expect((await create('gpt-5', 'resp_kept_a')).status).to.equal(200);
+      env.upstream.script(() => ({ body: ANSWER, headers: json }));
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5-either', input: 'and then?', previous_response_id: 'resp_kept_a' } });
+      expect(res.status).to.equal(200);
+      // gpt-5-either tries openai-b first; the conversation is at openai-responses.
+      expect(env.upstream.last().url).to.equal('/v1/responses');
+      expect(env.upstream.last().json()).to.include({ previous_response_id: 'resp_kept_a' });
+    });
+
+    it('GET, input_items and DELETE reach the upstream that keeps it, with its key; after DELETE it is gone', async () => {
+      await create('gpt-5-b', 'resp_kept_b');
+      env.upstream.script((req) => (req.method === 'DELETE' ? { body: { id: 'resp_kept_b', object: 'response.deleted', deleted: true }, headers: json } : { body: ANSWER, headers: json }));
+      const got = await call(`${env.gw.url}/v1/responses/resp_kept_b?include[]=reasoning.encrypted_content`, { headers: CHAT_HEADERS });
+      expect(got.status).to.equal(200);
+      expect(got.text).to.equal(ANSWER);
+      expect(env.upstream.last()).to.deep.include({ method: 'GET', url: '/b/v1/responses/resp_kept_b?include[]=reasoning.encrypted_content' });
+      expect(env.upstream.last().headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.anthropic}`);
+      await call(`${env.gw.url}/v1/responses/resp_kept_b/input_items?limit=5`, { headers: CHAT_HEADERS });
+      expect(env.upstream.last().url).to.equal('/b/v1/responses/resp_kept_b/input_items?limit=5');
+      const deleted = await call(`${env.gw.url}/v1/responses/resp_kept_b`, { method: 'DELETE', headers: CHAT_HEADERS });
+      expect(deleted.json()).to.deep.equal({ id: 'resp_kept_b', object: 'response.deleted', deleted: true });
+      const after = await call(`${env.gw.url}/v1/responses/resp_kept_b`, { headers: CHAT_HEADERS });
+      expect(after.status).to.equal(404);
+    });
+
+    it('the openai SDK retrieves and deletes a stored response', async () => {
+      await create('gpt-5', 'resp_sdk');
+      env.upstream.script((req) => (req.method === 'DELETE' ? { body: { id: 'resp_sdk', object: 'response.deleted', deleted: true }, headers: json } : { body: ANSWER.replace('resp_0320a1b2c3', 'resp_sdk'), headers: json }));
+      const got = await openai.responses.retrieve('resp_sdk');
+      expect(got.id).to.equal('resp_sdk');
+      await openai.responses.delete('resp_sdk');
+      expect(env.upstream.last().method).to.equal('DELETE');
+    });
+
+    it('store: false keeps nothing upstream, so nothing is remembered', async () => {
+      await create('gpt-5', 'resp_unstored', { store: false });
+      const got = await call(`${env.gw.url}/v1/responses/resp_unstored`, { headers: CHAT_HEADERS });
+      expect(got.status).to.equal(404);
+    });
+
+    it('input_tokens: counted by an upstream that speaks Responses, else estimated locally, free either way', async () => {
+      env.upstream.script(() => ({ body: { object: 'response.input_tokens', input_tokens: 42 }, headers: json }));
+      const native = await call(`${env.gw.url}/v1/responses/input_tokens`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'count me' } });
+      expect(native.json()).to.deep.equal({ object: 'response.input_tokens', input_tokens: 42 });
+      expect(env.upstream.last().url).to.equal('/v1/responses/input_tokens');
+      const local = await call(`${env.gw.url}/v1/responses/input_tokens`, { headers: CHAT_HEADERS, body: { model: 'demo', input: 'count me please' } });
+      expect(local.headers.get('x-junction-estimate')).to.equal('true');
+      expect(local.json()).to.deep.include({ object: 'response.input_tokens' });
+      expect(local.json()['input_tokens']).to.be.a('number').above(0);
+    });
+
+    describe('refused before anything is held or sent', () => {
+      expectNothingSentOrCharged(env);
+
+      it("another key's response, or an unknown one: 404 previous_response_not_found", async () => {
+        const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', previous_response_id: 'resp_never_seen' } });
+        expect(res.status).to.equal(404);
+        expect(res.json()).to.have.nested.property('error.code', 'previous_response_not_found');
+        const got = await call(`${env.gw.url}/v1/responses/resp_never_seen`, { headers: CHAT_HEADERS });
+        expect(got.status).to.equal(404);
+      });
+
+      it('both previous_response_id and conversation: 400', async () => {
+        const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', previous_response_id: 'resp_x', conversation: 'conv_1' } });
+        expect(res.status).to.equal(400);
+        expect(res.json()).to.have.nested.property('error.param', 'conversation');
+      });
+    });
+
+    it('a continuation on a model whose routes cannot reach the keeper: 400 naming it, nothing sent', async () => {
+      await create('gpt-5', 'resp_at_a');
+      env.upstream.reset();
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5-b', input: 'x', previous_response_id: 'resp_at_a' } });
+      expect(res.status).to.equal(400);
+      expect(res.json()).to.have.nested.property('error.message').that.includes('"openai-responses"');
+      expect(env.upstream.requests).to.have.length(0);
+    });
+
+    it("another key cannot read or continue this key's response", async () => {
+      await create('gpt-5', 'resp_alice');
+      env.upstream.reset();
+      const bob = { authorization: `Bearer ${KEYS.restricted}` };
+      expect((await call(`${env.gw.url}/v1/responses/resp_alice`, { headers: bob })).status).to.equal(404);
+      expect((await call(`${env.gw.url}/v1/responses/resp_alice`, { method: 'DELETE', headers: bob })).status).to.equal(404);
+      expect(env.upstream.requests).to.have.length(0);
     });
   });
 });

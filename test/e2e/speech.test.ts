@@ -143,7 +143,7 @@ describe('speech', () => {
     it('a text model on the speech endpoint', async () => {
       const { status, error } = await refused({ model: 'gpt-4o', voice: 'alloy', input: 'x' });
       expect(status).to.equal(400);
-      expect(error['message']).to.equal('model "gpt-4o" does not serve /v1/audio/speech; it serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses');
+      expect(error['message']).to.equal('model "gpt-4o" does not serve /v1/audio/speech; it serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses, /v1/responses/input_tokens');
     });
 
     it('a key that cannot cover the characters: 402', async () => {

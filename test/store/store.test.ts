@@ -187,6 +187,23 @@ for (const backend of BACKENDS) {
       expect((await store.usage({ since: new Date('2026-11-22T10:30:00Z'), limit: 10 })).map((r) => r.requestId)).to.deep.equal(['r2']);
     });
 
+    it('remembers which upstream holds a response, for its own key only, until it expires (issue #14)', async () => {
+      const a = await store.createKey(newKey('a', null));
+      const b = await store.createKey(newKey('b', null));
+      const created = new Date('2026-11-24T10:00:00Z');
+      const record = { id: 'resp_1', keyId: a.id, provider: 'openai', model: 'gpt-5', createdAt: created, expiresAt: new Date('2026-12-24T10:00:00Z') };
+      await store.saveResponse(record);
+      await store.saveResponse({ ...record, id: 'resp_old', expiresAt: new Date('2026-11-24T11:00:00Z') });
+      const now = new Date('2026-11-24T12:00:00Z');
+      expect(await store.findResponse('resp_1', a.id, now)).to.deep.equal(record);
+      expect(await store.findResponse('resp_1', b.id, now)).to.equal(undefined);
+      expect(await store.findResponse('resp_old', a.id, now)).to.equal(undefined);
+      expect(await store.purgeResponses(now)).to.equal(1);
+      expect(await store.deleteResponse('resp_1', b.id)).to.equal(false);
+      expect(await store.deleteResponse('resp_1', a.id)).to.equal(true);
+      expect(await store.findResponse('resp_1', a.id, now)).to.equal(undefined);
+    });
+
     it('reconciles holds of dead instances, charging their input estimate, and leaves live ones alone', async () => {
       const key = await store.createKey(newKey('k', usd(1)));
       await store.registerInstance({ id: 'dead', host: 'h', pid: 1 });

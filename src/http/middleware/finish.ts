@@ -1,6 +1,6 @@
 import { costOf } from '../../billing/pricing.ts';
 import type { Settlements } from '../../billing/settlements.ts';
-import type { TokenUsage } from '../../formats/wire.ts';
+import { COUNTING, type TokenUsage } from '../../formats/wire.ts';
 import type { Logger } from '../../log.ts';
 import { emptyUsage } from '../../usage/normalize.ts';
 import { transcriptionFallback } from '../../usage/transcription.ts';
@@ -46,7 +46,7 @@ async function finish(
   if (state.key && state.ledger) {
     try {
       // count_tokens is free, like Anthropic's own, whatever the model's per-request fee.
-      const cost = usage && state.route && state.route.endpoint !== 'count_tokens' ? costOf(usage, state.route.prices, state.reservation?.imagePrice) : 0n;
+      const cost = usage && state.route && !COUNTING.has(state.route.endpoint) ? costOf(usage, state.route.prices, state.reservation?.imagePrice) : 0n;
       const settled = await settlements.settle({
         requestId: state.requestId,
         keyId: state.key.id,
@@ -95,7 +95,7 @@ async function finish(
 function finalUsage(state: GatewayState, status: number): { usage: TokenUsage | undefined; estimated: boolean } {
   const { outcome, reservation, route } = state;
   const seen = outcome.usage;
-  if (route === undefined || route.endpoint === 'count_tokens' || outcome.kind === 'local') return { usage: seen, estimated: false };
+  if (route === undefined || COUNTING.has(route.endpoint) || outcome.kind === 'local') return { usage: seen, estimated: false };
   const inputEstimate = reservation?.inputTokens ?? 0;
   // A transcription's input is its audio: heard by the upstream once the upload reached it.
   const heard = reservation?.audioMs !== undefined ? transcriptionFallback(route, state.upload, reservation.audioMs, 0).usage : emptyUsage();

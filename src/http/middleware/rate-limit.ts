@@ -1,3 +1,4 @@
+import { COUNTING } from '../../formats/wire.ts';
 import { ERR } from '../../errors.ts';
 import { rateLimitHeaders } from '../../limits/headers.ts';
 import type { RateLimiter, RateLimits } from '../../limits/limiter.ts';
@@ -34,7 +35,7 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
   return async (ctx, next) => {
     const { route, body, key } = ctx.state;
     if (!route || !body || !key) throw ERR.internal();
-    if (route.endpoint === 'count_tokens') return next();
+    if (COUNTING.has(route.endpoint)) return next();
     const limits = effective(key.limits);
     if (limits === null) return next();
 

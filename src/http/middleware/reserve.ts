@@ -1,3 +1,4 @@
+import { COUNTING } from '../../formats/wire.ts';
 import { imagePriceOf, maxCostOf } from '../../billing/pricing.ts';
 import { picoToUsdText, type Pico } from '../../billing/money.ts';
 import { ERR } from '../../errors.ts';
@@ -30,7 +31,7 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
   return async (ctx, next) => {
     const { route, key, requestId } = ctx.state;
     if (!route || !key) throw ERR.internal();
-    if (route.endpoint === 'count_tokens') return next(); // free, like Anthropic's own
+    if (COUNTING.has(route.endpoint)) return next(); // free, like Anthropic's own
     const { amount, inputCost, reservation } = await planHold(ctx.state);
     const reserved = await holds.reserve({ requestId, keyId: key.id, amount, inputCost, model: route.model.id, provider: route.provider.config.id, instanceId });
     if (!reserved.ok) {

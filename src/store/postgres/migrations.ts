@@ -90,4 +90,19 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
     version: 3,
     sql: `ALTER TABLE ledger ADD COLUMN audio_ms BIGINT NOT NULL DEFAULT 0;`,
   },
+  {
+    // Which upstream holds each response a key made natively (issue #14).
+    version: 4,
+    sql: `
+      CREATE TABLE responses (
+        id TEXT PRIMARY KEY,
+        key_id BIGINT NOT NULL REFERENCES keys(id),
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX responses_expiry ON responses (expires_at);
+    `,
+  },
 ];

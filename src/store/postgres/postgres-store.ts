@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { MAX_BALANCE, picoToUsdText } from '../../billing/money.ts';
-import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
+import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, toResponseRecord, type Row } from '../rows.ts';
 import {
   KeyNotFoundError,
   type ConfigKeySpec,
@@ -14,6 +14,7 @@ import {
   type SettleResult,
   type Store,
   type UsageQuery,
+  type ResponseRecord,
 } from '../store.ts';
 import { PG_MIGRATIONS } from './migrations.ts';
 
@@ -160,6 +161,30 @@ export class PostgresStore implements Store {
       [requestId, keyId],
     );
     return rows[0] ? toLedgerRow(rows[0] as Row) : undefined;
+  }
+
+  async saveResponse(record: ResponseRecord): Promise<void> {
+    await this.#pool.query(
+      `INSERT INTO responses (id, key_id, provider, model, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, provider = EXCLUDED.provider, model = EXCLUDED.model,
+         created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
+      [record.id, record.keyId, record.provider, record.model, record.createdAt, record.expiresAt],
+    );
+  }
+
+  async findResponse(id: string, keyId: number, now: Date): Promise<ResponseRecord | undefined> {
+    const { rows } = await this.#pool.query('SELECT * FROM responses WHERE id = $1 AND key_id = $2 AND expires_at > $3', [id, keyId, now]);
+    return rows[0] ? toResponseRecord(rows[0] as Row) : undefined;
+  }
+
+  async deleteResponse(id: string, keyId: number): Promise<boolean> {
+    const { rowCount } = await this.#pool.query('DELETE FROM responses WHERE id = $1 AND key_id = $2', [id, keyId]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async purgeResponses(now: Date): Promise<number> {
+    const { rowCount } = await this.#pool.query('DELETE FROM responses WHERE expires_at <= $1', [now]);
+    return rowCount ?? 0;
   }
 
   async usage(query: UsageQuery): Promise<LedgerRow[]> {

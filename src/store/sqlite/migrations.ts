@@ -99,4 +99,19 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
     version: 5,
     sql: `ALTER TABLE ledger ADD COLUMN audio_ms INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    // Which upstream holds each response a key made natively (issue #14).
+    version: 6,
+    sql: `
+      CREATE TABLE responses (
+        id TEXT PRIMARY KEY,
+        key_id INTEGER NOT NULL REFERENCES keys(id),
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      );
+      CREATE INDEX responses_expiry ON responses (expires_at);
+    `,
+  },
 ];

@@ -15,11 +15,12 @@ import {
   type SettleResult,
   type Store,
   type UsageQuery,
+  type ResponseRecord,
 } from '../store.ts';
 import { openDatabase } from './database.ts';
 import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
-import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, type Row } from '../rows.ts';
+import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, toResponseRecord, type Row } from '../rows.ts';
 
 /**
  * The embedded store: SQLite through better-sqlite3, in WAL mode. Every write that moves money is
@@ -214,6 +215,25 @@ export class SqliteStore implements Store {
     const row = this.#sql('SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id WHERE request_id = ? AND key_id = ?')
       .get(requestId, keyId) as Row | undefined;
     return row ? toLedgerRow(row) : undefined;
+  }
+
+  async saveResponse(record: ResponseRecord): Promise<void> {
+    this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+      record.id, record.keyId, record.provider, record.model, record.createdAt.toISOString(), record.expiresAt.toISOString(),
+    );
+  }
+
+  async findResponse(id: string, keyId: number, now: Date): Promise<ResponseRecord | undefined> {
+    const row = this.#sql('SELECT * FROM responses WHERE id = ? AND key_id = ? AND expires_at > ?').get(id, keyId, now.toISOString()) as Row | undefined;
+    return row ? toResponseRecord(row) : undefined;
+  }
+
+  async deleteResponse(id: string, keyId: number): Promise<boolean> {
+    return this.#sql('DELETE FROM responses WHERE id = ? AND key_id = ?').run(id, keyId).changes > 0;
+  }
+
+  async purgeResponses(now: Date): Promise<number> {
+    return this.#sql('DELETE FROM responses WHERE expires_at <= ?').run(now.toISOString()).changes;
   }
 
   async usage(query: UsageQuery): Promise<LedgerRow[]> {

@@ -1,0 +1,72 @@
+import http from 'node:http';
+import https from 'node:https';
+import Router from '@koa/router';
+import { ERR } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import type { LoadedProvider } from '../../plugin-host/loader.ts';
+import type { UpstreamAgents } from '../../proxy/agents.ts';
+import { filterResponseHeaders } from '../../proxy/headers.ts';
+import type { Store } from '../../store/store.ts';
+import { writeErrorResponse } from '../write-error.ts';
+import type { GatewayContext, GatewayMiddleware, GatewayState } from '../state.ts';
+
+/** What each companion route asks of the upstream that keeps the response, after `/responses/{id}`. */
+const ROUTES = [
+  ['get', '/v1/responses/:id', ''],
+  ['delete', '/v1/responses/:id', ''],
+  ['get', '/v1/responses/:id/input_items', '/input_items'],
+  ['post', '/v1/responses/:id/cancel', '/cancel'],
+] as const;
+
+/**
+ * The Responses companion endpoints on native routes (issue #14; responses-api.md §6): retrieve
+ * (with `?stream=true` replays), delete, list input items, cancel. Each goes to the upstream that
+ * keeps the response, with that provider's key, and only for the key that made it: any other id
+ * is a 404 before anything is sent. They are free and leave no ledger row.
+ */
+export function createResponsesRouter(auth: GatewayMiddleware, store: Store, providers: ReadonlyMap<string, LoadedProvider>, agents: UpstreamAgents, log: Logger): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  for (const [method, path, suffix] of ROUTES) {
+    router[method](path, auth, async (ctx) => {
+      const id = ctx.params['id'] ?? '';
+      const key = ctx.state.key;
+      if (!key) throw ERR.internal();
+      const record = await store.findResponse(id, key.id, new Date());
+      const native = record && providers.get(record.provider)?.plugin.native;
+      const base = native?.endpoints.responses;
+      if (!record || !native || base === undefined) throw ERR.responseNotFound(id, null);
+      const url = new URL(`${base}/${encodeURIComponent(id)}${suffix}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
+      const status = await relay(ctx, url, native.headers, agents, record.provider, log);
+      if (method === 'delete' && status < 300) await store.deleteResponse(id, key.id);
+    });
+  }
+  return router;
+}
+
+/** Sends the request upstream and pipes its answer back; resolves with the status once the answer has ended. */
+function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, string>>, agents: UpstreamAgents, provider: string, log: Logger): Promise<number> {
+  ctx.respond = false;
+  const { res, state } = ctx;
+  return new Promise((resolve) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: ctx.method,
+      agent: agents.for(url),
+      headers: { ...headers, accept: ctx.get('accept') || 'application/json', 'accept-encoding': 'identity', 'content-length': '0' },
+    });
+    request.once('error', (err) => {
+      log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');
+      writeErrorResponse(res, state.surface, ERR.upstreamUnreachable(provider), state.requestId);
+      if (res.headersSent && !res.writableEnded) res.destroy();
+      resolve(502);
+    });
+    request.once('response', (answer) => {
+      const status = answer.statusCode ?? 502;
+      state.outcome.upstreamStatus = status;
+      res.writeHead(status, filterResponseHeaders(answer.headers));
+      answer.pipe(res);
+      answer.once('close', () => resolve(status));
+    });
+    res.once('close', () => request.destroy());
+    request.end();
+  });
+}
