@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
+import { call, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+
+/**
+ * Codex CLI itself (`@openai/codex`, a native binary from npm), driven by `codex exec` against
+ * Junction as a custom provider with `wire_api = "responses"` (issue #14; responses-api.md §9), on
+ * a native route to a loopback upstream that answers with a recorded-format stream.
+ *
+ * Opt-in: set JUNCTION_TEST_CODEX to the `codex` binary. `.ci/run` fetches it
+ * (`npm pack @openai/codex@<version>-linux-x64`) and sets it.
+ */
+
+const CODEX = process.env['JUNCTION_TEST_CODEX'];
+const STREAM = readFileSync(new URL('../fixtures/openai/responses.sse', import.meta.url), 'utf8');
+
+const EXTRA = `  - id: gpt-5
+    routes: [{ provider: openai-responses, model: gpt-5-2025-08-07 }]
+    pricing: { input: 1.25, output: 10, cache_read: 0.125 }
+`;
+
+function codexExec(binary: string, home: string, cwd: string, prompt: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, ['exec', '--skip-git-repo-check', prompt], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '', HOME: home, CODEX_HOME: home, JUNCTION_API_KEY: KEYS.alice, RUST_LOG: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+(CODEX ? describe : describe.skip)('Codex CLI (opt-in: JUNCTION_TEST_CODEX)', () => {
+  const env = useUpstreamAndGateway((url) =>
+    standardConfig(url, EXTRA).replace(
+      '  - { id: mock, plugin: mock }',
+      `  - { id: mock, plugin: mock }\n  - { id: openai-responses, plugin: openai, base_url: "${url}/v1", api_key: "${PROVIDER_KEYS.openai}", options: { formats: [responses] } }`,
+    ),
+  );
+  let home = '';
+  before(function () {
+    this.timeout(10_000);
+    home = mkdtempSync(path.join(tmpdir(), 'junction-codex-'));
+    writeFileSync(
+      path.join(home, 'config.toml'),
+      `model = "gpt-5"\nmodel_provider = "junction"\n[model_providers.junction]\nname = "Junction"\nbase_url = "${env.gw.url}/v1"\nenv_key = "JUNCTION_API_KEY"\nwire_api = "responses"\n`,
+    );
+  });
+  after(() => rmSync(home, { recursive: true, force: true }));
+
+  it('codex exec on a native route: the turn streams through, Codex prints the answer, the ledger has it', async function () {
+    this.timeout(70_000);
+    env.upstream.script((req: RecordedRequest): Reply | undefined => (req.url === '/v1/responses' ? { sse: STREAM } : undefined));
+    const { code, out } = await codexExec(CODEX ?? '', home, home, 'reply with one word');
+    expect(code, out).to.equal(0);
+    expect(out).to.include('Olá!');
+    const turn = env.upstream.requests.find((r) => r.url === '/v1/responses');
+    expect(turn, 'Codex reached the upstream through Junction').to.not.equal(undefined);
+    const body = turn?.json() ?? {};
+    expect(body).to.include({ model: 'gpt-5-2025-08-07', stream: true });
+    expect(turn?.headers['authorization']).to.equal(`Bearer ${PROVIDER_KEYS.openai}`);
+    expect(String(turn?.headers['originator'])).to.match(/^codex_/);
+    const balance = (await call(`${env.gw.url}/v1/balance`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).json();
+    expect(balance['spent_usd']).to.be.above(0);
+  });
+});
