@@ -3,6 +3,7 @@ import { chatBody, chatChunks } from './chat.ts';
 import { embed } from './embeddings.ts';
 import { draw, drawStream, edit } from './image.ts';
 import { transcribe } from './transcribe.ts';
+import { asChatRequest } from './responses.ts';
 import { speak } from './speech.ts';
 import { messagesBody, messagesEvents } from './messages.ts';
 import { estimateTokens, inputTexts, replyTo } from './reply.ts';
@@ -22,6 +23,7 @@ export default definePlugin({
       'messages',
       'count_tokens',
       'chat_completions',
+      'responses',
       'embeddings',
       'images_generations',
       'images_edits',
@@ -45,8 +47,13 @@ async function invoke(request: ClientRequest, ctx: CallContext): Promise<PluginR
   if (request.endpoint === 'count_tokens') {
     return { format: 'count', body: { input_tokens: estimateTokens(inputTexts(request)) } };
   }
-  // Not listed in `invokes`: the core never sends it (Responses answers come with its converters).
-  if (request.endpoint === 'responses' || request.endpoint === 'responses_input_tokens') throw new PluginRequestError(400, 'the demo does not answer /v1/responses yet');
+  // Answered whole as Chat; the core writes it as a Responses answer, or its stream (issue #14).
+  if (request.endpoint === 'responses') {
+    const chat = asChatRequest(request);
+    return { format: 'chat', body: chatBody(`chatcmpl-${id}`, ctx.upstreamModel, Math.floor(Date.now() / 1000), replyTo(chat)) };
+  }
+  // Not listed in `invokes`: input_tokens is estimated by the core.
+  if (request.endpoint === 'responses_input_tokens') throw new PluginRequestError(400, 'the demo does not count Responses input');
   const reply = replyTo(request);
   if (request.endpoint === 'messages') {
     return request.stream

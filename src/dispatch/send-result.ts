@@ -1,3 +1,4 @@
+import { sendResponsesAnswer } from './responses-result.ts';
 import { sendTranscription } from './transcription-result.ts';
 import { ERR, GatewayError } from '../errors.ts';
 import type { Json } from '../formats/convert/json.ts';
@@ -65,6 +66,7 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
         return mismatch;
     }
   }
+  if (route.endpoint === 'responses') return sendResponsesAnswer(ctx, result, provider, attempt);
   const clientFormat = FORMAT_OF[route.endpoint];
   if ('body' in result) {
     const answer = result.body as unknown as Json;

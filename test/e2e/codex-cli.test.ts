@@ -23,9 +23,9 @@ const EXTRA = `  - id: gpt-5
     pricing: { input: 1.25, output: 10, cache_read: 0.125 }
 `;
 
-function codexExec(binary: string, home: string, cwd: string, prompt: string): Promise<{ code: number | null; out: string }> {
+function codexExec(binary: string, home: string, cwd: string, prompt: string, extra: readonly string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, ['exec', '--skip-git-repo-check', prompt], {
+    const child = spawn(binary, ['exec', '--skip-git-repo-check', ...extra, prompt], {
       cwd,
       env: { PATH: process.env['PATH'] ?? '', HOME: home, CODEX_HOME: home, JUNCTION_API_KEY: KEYS.alice, RUST_LOG: 'error' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -74,5 +74,13 @@ function codexExec(binary: string, home: string, cwd: string, prompt: string): P
     expect(String(turn?.headers['originator'])).to.match(/^codex_/);
     const balance = (await call(`${env.gw.url}/v1/balance`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).json();
     expect(balance['spent_usd']).to.be.above(0);
+  });
+
+  it('codex exec on the offline demo model: the in-process answer streamed as Responses events', async function () {
+    this.timeout(70_000);
+    const { code, out } = await codexExec(CODEX ?? '', home, home, 'hello from codex', ['-m', 'demo']);
+    expect(code, out).to.equal(0);
+    expect(out).to.include("This is Junction's offline demo model");
+    expect(env.upstream.requests.filter((r) => r.url === '/v1/responses')).to.have.length(0);
   });
 });

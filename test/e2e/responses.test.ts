@@ -269,4 +269,57 @@ describe('responses, native', () => {
       expect(env.upstream.requests).to.have.length(0);
     });
   });
+
+  describe('in-process: the demo model (issue #14)', () => {
+    it('openai SDK responses.create: a Responses answer made from the plugin\'s Chat answer, with usage and item ids', async () => {
+      const { data, response } = await openai.responses.create({ model: 'demo', instructions: 'Be brief.', input: 'Hello from Responses' }).withResponse();
+      expect(data.status).to.equal('completed');
+      expect(data.output_text).to.include('the last one reads: "Hello from Responses"');
+      expect(data.id).to.match(/^resp_/);
+      expect(data.output[0]).to.deep.include({ type: 'message', role: 'assistant', status: 'completed' });
+      expect(data.usage?.output_tokens).to.be.above(0);
+      expect(data.instructions).to.equal('Be brief.');
+      const row = await generation(response.headers.get('x-request-id'));
+      expect(row).to.deep.include({ endpoint: 'responses', route: 'in-process' });
+    });
+
+    it('responses.stream: the whole event sequence, numbered without gaps, accepted by the SDK\'s accumulator', async () => {
+      const stream = openai.responses.stream({ model: 'demo', input: 'stream me' });
+      const sequence: number[] = [];
+      const types: string[] = [];
+      stream.on('event', (event) => {
+        sequence.push(event.sequence_number);
+        types.push(event.type);
+      });
+      const final = await stream.finalResponse();
+      expect(sequence).to.deep.equal(sequence.map((_, i) => i));
+      expect(types.slice(0, 2)).to.deep.equal(['response.created', 'response.in_progress']);
+      expect(types).to.include.members(['response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done']);
+      expect(types.at(-1)).to.equal('response.completed');
+      const message = final.output.find((item) => item.type === 'message');
+      expect(message?.type === 'message' && message.content[0]?.type === 'output_text' ? message.content[0].text : '').to.include('stream me');
+    });
+
+    it('max_output_tokens cut short: status incomplete with its reason, and response.incomplete ends the stream', async () => {
+      const whole = await openai.responses.create({ model: 'demo', input: 'a long answer please', max_output_tokens: 3 });
+      expect(whole).to.deep.include({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+      const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'demo', input: 'x', max_output_tokens: 3, stream: true } });
+      expect(raw.text.trimEnd().split('\n\n').at(-1)).to.match(/^event: response\.incomplete\n/);
+    });
+
+    it('the Vercel AI SDK\'s openai.responses() on the demo: generateText and streamText', async () => {
+      const provider = createOpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
+      const whole = await generateText({ model: provider.responses('demo'), prompt: 'Say hi' });
+      expect(whole.text).to.include('Say hi');
+      const streamed = streamText({ model: provider.responses('demo'), prompt: 'Say hi again' });
+      expect(await streamed.text).to.include('Say hi again');
+      expect((await streamed.usage).outputTokens).to.be.above(0);
+    });
+
+    it('an in-process answer is not stored: continuing it is a 404, not an answer without its conversation', async () => {
+      const first = await openai.responses.create({ model: 'demo', input: 'one' });
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'demo', input: 'two', previous_response_id: first.id } });
+      expect(res.status).to.equal(404);
+    });
+  });
 });

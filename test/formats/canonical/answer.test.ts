@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { CanonicalAnswer } from '../../../src/formats/canonical/answer.ts';
 import { decodeChatAnswer, encodeChatAnswer } from '../../../src/formats/canonical/chat-answer.ts';
 import { decodeMessagesAnswer, encodeMessagesAnswer } from '../../../src/formats/canonical/messages-answer.ts';
+import { decodeResponsesAnswer, encodeResponsesAnswer } from '../../../src/formats/canonical/responses-answer.ts';
 import { ToolNames } from '../../../src/formats/convert/tool-names.ts';
 import type { Json } from '../../../src/formats/convert/json.ts';
 
@@ -85,5 +86,29 @@ describe('canonical answers', () => {
       usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
     };
     expect(encodeMessagesAnswer(answer).content).to.deep.equal([{ type: 'thinking', thinking: 'thinking…', signature: '' }]);
+  });
+
+  it('a Responses answer decodes to its blocks and usage, and encodes back to the same items and counts', () => {
+    const response = fixture('openai/responses.json');
+    const answer = decodeResponsesAnswer(response);
+    expect(answer.blocks).to.deep.equal([{ type: 'reasoning', text: '' }, { type: 'text', text: 'Olá!' }]);
+    expect(answer.usage).to.deep.equal({ input: 19, output: 86, cacheRead: 0, cacheWrite: 0, reasoning: 64 });
+    const again = encodeResponsesAnswer(answer, { id: 'resp_x', createdAt: 1, request: { max_output_tokens: 4000 } });
+    expect((again['output'] as Json[]).map((item) => item['type'])).to.deep.equal(['reasoning', 'message']);
+    expect((again['output'] as Json[])[1]).to.deep.include({ id: 'msg_x_1', role: 'assistant', content: [{ type: 'output_text', text: 'Olá!', annotations: [], logprobs: [] }] });
+    expect(again['usage']).to.deep.equal(response['usage']);
+    expect(again).to.deep.include({ status: 'completed', max_output_tokens: 4000, incomplete_details: null });
+  });
+
+  it('tool calls keep their call ids across formats: Responses function_call ⇄ Chat tool_calls ⇄ Messages tool_use', () => {
+    const response = { id: 'resp_1', model: 'm', output: [{ id: 'fc_1', type: 'function_call', call_id: 'call_abc', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' }], usage: { input_tokens: 5, output_tokens: 3 } };
+    const answer = decodeResponsesAnswer(response);
+    expect(answer.stop).to.equal('tool_use');
+    const message = encodeMessagesAnswer(answer);
+    expect(message.content).to.deep.equal([{ type: 'tool_use', id: 'call_abc', name: 'weather', input: { city: 'Rome' } }]);
+    const chat = encodeChatAnswer(decodeMessagesAnswer(message as unknown as Json), { jsonTool: null, created: 0 });
+    expect(chat.choices[0]?.message.tool_calls?.[0]).to.deep.include({ id: 'call_abc' });
+    const back = encodeResponsesAnswer(decodeChatAnswer(chat as unknown as Json, new ToolNames()), { id: 'resp_2', createdAt: 0, request: {} });
+    expect((back['output'] as Json[])[0]).to.deep.include({ type: 'function_call', call_id: 'call_abc', name: 'weather', arguments: '{"city":"Rome"}' });
   });
 });

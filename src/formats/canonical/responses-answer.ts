@@ -1,0 +1,139 @@
+import { asArray, asObject, asString, type Json } from '../convert/json.ts';
+import { count, type CanonicalAnswer, type CanonicalBlock } from './answer.ts';
+
+/**
+ * Responses answers ⇄ canonical (issue #14; responses-api.md §3). Output items map onto blocks:
+ * a `message`'s `output_text` parts are text and its `refusal` parts refusals; a `reasoning` item
+ * is reasoning (its summary as the text, its `encrypted_content` as the signature to carry back)
+ * or, with no summary, opaque reasoning; a `function_call` is a tool call whose `call_id` is the
+ * id. Usage: `input_tokens` includes the cached ones, as in Chat.
+ */
+export function decodeResponsesAnswer(response: Json): CanonicalAnswer {
+  const blocks: CanonicalBlock[] = [];
+  for (const raw of asArray(response['output'])) {
+    const item = asObject(raw);
+    switch (item['type']) {
+      case 'message':
+        for (const rawPart of asArray(item['content'])) {
+          const part = asObject(rawPart);
+          if (part['type'] === 'refusal') blocks.push({ type: 'refusal', text: asString(part['refusal']) ?? '' });
+          else blocks.push({ type: 'text', text: asString(part['text']) ?? '' });
+        }
+        break;
+      case 'reasoning': {
+        const text = asArray(item['summary']).map((s) => asString(asObject(s)['text']) ?? '').join('');
+        const encrypted = asString(item['encrypted_content']);
+        if (text === '' && encrypted !== undefined) blocks.push({ type: 'opaque_reasoning', data: encrypted });
+        else blocks.push({ type: 'reasoning', text, ...(encrypted !== undefined && { signature: encrypted }) });
+        break;
+      }
+      case 'function_call':
+        blocks.push({ type: 'tool_call', id: asString(item['call_id']) ?? asString(item['id']) ?? '', name: asString(item['name']) ?? '', arguments: asString(item['arguments']) ?? '' });
+        break;
+      default:
+        break; // hosted tools' items (web_search_call…) are the upstream's own bookkeeping
+    }
+  }
+  const usage = asObject(response['usage']);
+  const input = count(usage['input_tokens']);
+  const cacheRead = Math.min(input, count(asObject(usage['input_tokens_details'])['cached_tokens']));
+  const output = count(usage['output_tokens']);
+  const incomplete = asString(asObject(response['incomplete_details'])['reason']);
+  const called = blocks.some((b) => b.type === 'tool_call');
+  return {
+    id: asString(response['id']),
+    model: asString(response['model']) ?? '',
+    blocks,
+    stop: incomplete === 'max_output_tokens' ? 'max_tokens' : incomplete === 'content_filter' ? 'refusal' : called ? 'tool_use' : 'end_turn',
+    stopSequence: undefined,
+    usage: { input: input - cacheRead, output, cacheRead, cacheWrite: 0, reasoning: count(asObject(usage['output_tokens_details'])['reasoning_tokens']) },
+  };
+}
+
+export interface ResponsesAnswerOptions {
+  /** The response's id (`resp_…`); item ids derive from it. */
+  readonly id: string;
+  readonly createdAt: number;
+  /** The request, whose settings a response echoes (responses-api.md §3: required fields). */
+  readonly request: Json;
+}
+
+/**
+ * Canonical → a Responses `response` object with every field the SDK types require, echoing the
+ * request's settings (responses-api.md §3). Consecutive text, images and refusals make one
+ * `message` item (an image as a Markdown image in its text); each reasoning block and each tool
+ * call is an item of its own. A length stop is `status: "incomplete"` with its reason.
+ */
+export function encodeResponsesAnswer(answer: CanonicalAnswer, options: ResponsesAnswerOptions): Json {
+  const output: Json[] = [];
+  const base = options.id.replace(/^resp_/, '');
+  const itemId = (prefix: string): string => `${prefix}_${base}_${output.length}`;
+  let message: { content: Json[] } | null = null;
+  const openMessage = (): Json[] => {
+    if (message === null) {
+      const item = { id: itemId('msg'), type: 'message', status: 'completed', role: 'assistant', content: [] as Json[] };
+      output.push(item);
+      message = item;
+    }
+    return message.content;
+  };
+  for (const block of answer.blocks) {
+    if (block.type === 'text' || block.type === 'image') {
+      const content = openMessage();
+      const last = content.at(-1);
+      const text = block.type === 'text' ? block.text : `\n\n![image](${block.url})`;
+      if (block.type === 'image' && last?.['type'] === 'output_text') last['text'] = String(last['text']) + text;
+      else content.push({ type: 'output_text', text, annotations: [], logprobs: [] });
+      continue;
+    }
+    if (block.type === 'refusal') {
+      openMessage().push({ type: 'refusal', refusal: block.text });
+      continue;
+    }
+    message = null;
+    if (block.type === 'reasoning') {
+      output.push({ id: itemId('rs'), type: 'reasoning', summary: block.text === '' ? [] : [{ type: 'summary_text', text: block.text }], ...(block.signature ? { encrypted_content: block.signature } : {}) });
+    } else if (block.type === 'opaque_reasoning') {
+      output.push({ id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: block.data });
+    } else {
+      output.push({ id: itemId('fc'), type: 'function_call', status: 'completed', call_id: block.id, name: block.name, arguments: block.arguments });
+    }
+  }
+  const { usage } = answer;
+  const incomplete = answer.stop === 'max_tokens' || answer.stop === 'model_context_window_exceeded';
+  const request = options.request;
+  const input = usage.input + usage.cacheRead + usage.cacheWrite;
+  return {
+    id: options.id,
+    object: 'response',
+    created_at: options.createdAt,
+    status: incomplete ? 'incomplete' : 'completed',
+    background: false,
+    completed_at: incomplete ? null : options.createdAt,
+    error: null,
+    incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+    instructions: request['instructions'] ?? null,
+    max_output_tokens: request['max_output_tokens'] ?? null,
+    model: answer.model,
+    output,
+    parallel_tool_calls: request['parallel_tool_calls'] ?? true,
+    previous_response_id: request['previous_response_id'] ?? null,
+    reasoning: request['reasoning'] ?? { effort: null, summary: null },
+    store: request['store'] ?? true,
+    temperature: request['temperature'] ?? 1,
+    text: request['text'] ?? { format: { type: 'text' } },
+    tool_choice: request['tool_choice'] ?? 'auto',
+    tools: request['tools'] ?? [],
+    top_p: request['top_p'] ?? 1,
+    truncation: request['truncation'] ?? 'disabled',
+    usage: {
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: usage.cacheRead },
+      output_tokens: usage.output,
+      output_tokens_details: { reasoning_tokens: usage.reasoning },
+      total_tokens: input + usage.output,
+    },
+    user: request['user'] ?? null,
+    metadata: request['metadata'] ?? {},
+  };
+}
