@@ -120,7 +120,8 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const responseState = createResponseState(parts.store, parts.config.responses.retentionMs, parts.log);
   for (const [endpoint, schema] of openaiEndpoints) {
     // Responses continuations go where their conversation is kept (issue #14).
-    const resolve = endpoint === 'responses' ? [createModelResolver(parts.catalogue, endpoint), responseState] : [createModelResolver(parts.catalogue, endpoint)];
+    const stateful = endpoint === 'responses' || endpoint === 'responses_input_tokens';
+    const resolve = stateful ? [createModelResolver(parts.catalogue, endpoint), responseState] : [createModelResolver(parts.catalogue, endpoint)];
     router.post(PATH_OF[endpoint], markLedgered, auth, body, createValidator(schema), ...resolve, rateLimit, reserve, dispatch);
   }
   // The multipart endpoints read their form as it streams (issue #13): no JSON body reader.

@@ -140,11 +140,15 @@ export const ERR = {
   // 499 as nginx uses it: nobody is left to read the answer, but the log should say what happened.
   clientClosed: () =>
     new GatewayError({ status: 499, code: 'GW_ERR_CLIENT_CLOSED', message: 'the client closed the connection' }),
-  unsupportedEncoding: (encoding: string) =>
+  unsupportedEncoding: (encoding: string, zstd: boolean) =>
     new GatewayError({
       status: 415,
       code: 'GW_ERR_CONTENT_ENCODING',
-      message: `content-encoding "${encoding}" is not supported; send gzip, deflate, br, zstd or an uncompressed body`,
+      message:
+        encoding === 'zstd' && !zstd
+          ? 'content-encoding "zstd" needs a gateway on Node 22.15 or later; send gzip, br or an uncompressed body (Codex CLI: -c features.enable_request_compression=false)'
+          : `content-encoding "${encoding}" is not supported; send gzip, deflate, br${zstd ? ', zstd' : ''} or an uncompressed body`,
+      headers: { connection: 'close' },
     }),
   bodyNotDecodable: (encoding: string, detail: string) =>
     new GatewayError({

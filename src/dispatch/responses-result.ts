@@ -10,7 +10,7 @@ import type { FormattedBody, FormattedStream } from '../plugin-host/api.ts';
 import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { failureOf } from '../routing/failures.ts';
 import { SSE_HEADERS, streamErrorFrame } from '../sse/encode.ts';
-import { applyResponsesUsage, emptyUsage } from '../usage/normalize.ts';
+import { emptyUsage } from '../usage/normalize.ts';
 
 /**
  * An in-process plugin's text answer to a Responses client (issue #14): its Chat or Messages
@@ -27,11 +27,11 @@ export function sendResponsesAnswer(ctx: GatewayContext, result: FormattedBody |
     return failed(failureOf(ERR.pluginInvalidResult(provider, 'a stream of Chat or Messages events cannot answer /v1/responses yet; answer it whole')));
   }
   const answer = result.format === 'chat' ? decodeChatAnswer(result.body as unknown as Json, new ToolNames()) : decodeMessagesAnswer(result.body as unknown as Json);
-  const response = encodeResponsesAnswer(answer, { id: `resp_${requestId.replace(/^req_/, '')}`, createdAt: Math.floor(Date.now() / 1000), request: body });
+  // Not stored (see above): said so in the answer, so a client does not send its items back by reference.
+  const response = encodeResponsesAnswer(answer, { id: `resp_${requestId.replace(/^req_/, '')}`, createdAt: Math.floor(Date.now() / 1000), request: { ...body, store: false } });
   attempt.commit();
-  const usage = emptyUsage();
-  applyResponsesUsage(usage, response['usage']);
-  outcome.usage = usage;
+  // Charged from the canonical counts, which keep cache writes apart (Responses' usage may not).
+  outcome.usage = { ...emptyUsage(), ...answer.usage };
   outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   const streamed = body['stream'] === true;
   if (ctx.res.headersSent) {

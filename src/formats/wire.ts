@@ -143,8 +143,10 @@ export const SSE_TERMINATOR_OF: Partial<Readonly<Record<Endpoint, readonly Buffe
   images_generations: [Buffer.from('"image_generation.completed"')],
   images_edits: [Buffer.from('"image_edit.completed"')],
   audio_transcriptions: [Buffer.from('"transcript.text.done"')],
-  // Exactly one of the three ends a Responses stream (responses-api.md §4.4; issue #14).
-  responses: ['"response.completed"', '"response.incomplete"', '"response.failed"'].map((type) => Buffer.from(type)),
+  // Exactly one of the three ends a Responses stream (responses-api.md §4.4; issue #14), found by
+  // its `event:` line: a line starts after a newline byte, which a JSON string cannot hold, so text
+  // that merely says "response.completed" is never taken for the end (review of issue #14).
+  responses: ['completed', 'incomplete', 'failed'].flatMap((end) => [Buffer.from(`\nevent: response.${end}`), Buffer.from(`\nevent:response.${end}`)]),
 };
 
 /** The path of each endpoint, for messages that name them. */

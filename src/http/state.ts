@@ -78,6 +78,8 @@ export interface GatewayState {
   route?: ResolvedRoute;
   /** The model's routes in the order this request tries them; `route` is the one being tried (issue #5). */
   candidates?: readonly CatalogueRoute[];
+  /** Tokens a Responses continuation carries in from the response it continues (issue #14): held too. */
+  contextTokens?: number;
   /** The input-token estimate, when the rate limiter needed it first; the hold reuses it. */
   inputTokens?: number;
   reservation?: Reservation;

@@ -47,11 +47,14 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   const committed = res.headersSent; // keepalives already sent the status and headers
   let interruption: GatewayError | undefined;
 
+  // A Responses stream's error frame continues its sequence numbers (sse/encode.ts).
+  let lastSequence = -1;
   const fail = (err: GatewayError): void => {
     if (res.destroyed || res.writableEnded) return;
     state.outcome.error ??= err.code;
     if (res.headersSent) {
-      if (isSse || committed) res.end(streamErrorFrame(state.surface, err, state.requestId));
+      const position = endpoint === 'responses' ? { sequence: lastSequence + 1, responseId: tap?.responseId?.() } : undefined;
+      if (isSse || committed) res.end(streamErrorFrame(state.surface, err, state.requestId, position));
       else res.destroy();
     } else {
       writeErrorResponse(res, state.surface, err, state.requestId);
@@ -76,7 +79,13 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     const responseId = tap?.responseId?.();
     if (responseId !== undefined) state.outcome.responseId = responseId;
   };
-  if (primed) for (const chunk of primed.raw) tap?.push(chunk);
+  const track = endpoint === 'responses' && isSse ? (chunk: Buffer): void => void (lastSequence = lastSequenceIn(chunk, lastSequence)) : undefined;
+  if (primed) {
+    for (const chunk of primed.raw) {
+      tap?.push(chunk);
+      track?.(chunk);
+    }
+  }
   proxyRes.on('error', () => undefined); // reported through 'close' below
   // Paused by backpressure from a slow client (here or in pipe()): that silence is not the upstream's.
   proxyRes.on('pause', () => timers.hold());
@@ -84,6 +93,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   proxyRes.on('data', (chunk: Buffer) => {
     timers.touch();
     tap?.push(chunk);
+    track?.(chunk);
   });
   // Registered before the body is forwarded, so usage is recorded before the client response
   // ends and the request is settled.
@@ -190,3 +200,20 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
   });
 }
 
+
+const SEQUENCE = Buffer.from('"sequence_number":');
+
+/** The last `sequence_number` in a chunk of a Responses stream, else the one before (one lookup per chunk). */
+function lastSequenceIn(chunk: Buffer, previous: number): number {
+  const at = chunk.lastIndexOf(SEQUENCE);
+  if (at === -1) return previous;
+  let value = 0;
+  let digits = 0;
+  for (let i = at + SEQUENCE.length; i < chunk.length; i++) {
+    const byte = chunk[i] ?? 0;
+    if (byte < 0x30 || byte > 0x39) break;
+    value = value * 10 + (byte - 0x30);
+    digits++;
+  }
+  return digits > 0 && value > previous ? value : previous;
+}

@@ -32,11 +32,28 @@ export function keepaliveFrame(surface: Surface): string {
  * `event: error` (Messages) or a `data: {"error":…}` line (Chat); a silent end reads as success
  * (real-clients.md). A Chat stream that failed gets no `[DONE]`.
  */
-export function streamErrorFrame(surface: Surface, err: GatewayError, requestId: string): string {
+/** Where a Responses stream stands when it fails: its next sequence number, and its response's id. */
+export interface ResponsesPosition {
+  readonly sequence: number;
+  readonly responseId: string | undefined;
+}
+
+export function streamErrorFrame(surface: Surface, err: GatewayError, requestId: string, position?: ResponsesPosition): string {
   if (surface === 'responses') {
-    // OpenAI's own form (responses-api.md §4.2): an `error` event whose payload also has a truthy
-    // `error`, which every openai-node version turns into a thrown APIError.
-    return `event: error\ndata: ${JSON.stringify({ type: 'error', ...errorPayload(surface, err, requestId) })}\n\n`;
+    // OpenAI's own form (responses-api.md §4.2): an `error` event with `sequence_number`, its code
+    // and message at the top and again in a truthy `error` (every openai-node version throws on
+    // it; the Vercel AI SDK's schema wants the number), then `response.failed`, the terminal event
+    // Codex CLI acts on (§4.4).
+    const sequence = position?.sequence ?? 0;
+    const payload = errorPayload(surface, err, requestId) as { error: { code: string | null; message: string; param: string | null } };
+    const code = payload.error.code ?? err.type;
+    const error = { type: 'error', sequence_number: sequence, code, message: err.message, param: payload.error.param, ...payload };
+    const failed = {
+      type: 'response.failed',
+      sequence_number: sequence + 1,
+      response: { id: position?.responseId ?? `resp_${requestId.replace(/^req_/, '')}`, object: 'response', status: 'failed', error: { code, message: err.message }, incomplete_details: null, output: [], usage: null },
+    };
+    return `event: error\ndata: ${JSON.stringify(error)}\n\nevent: response.failed\ndata: ${JSON.stringify(failed)}\n\n`;
   }
   const data = JSON.stringify(errorPayload(surface, err, requestId));
   return surface === 'messages' ? `event: error\ndata: ${data}\n\n` : `data: ${data}\n\n`;

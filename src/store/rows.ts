@@ -94,6 +94,7 @@ export function toResponseRecord(row: Row): ResponseRecord {
     keyId: int(row['key_id']),
     provider: text(row['provider']) ?? '',
     model: text(row['model']) ?? '',
+    contextTokens: int(row['context_tokens']),
     createdAt: new Date(row['created_at'] as string | Date),
     expiresAt: new Date(row['expires_at'] as string | Date),
   };

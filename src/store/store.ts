@@ -156,6 +156,11 @@ export interface ResponseRecord {
   readonly provider: string;
   /** The catalogue model it answered. */
   readonly model: string;
+  /**
+   * The tokens a continuation carries in from it: its input and output. The upstream bills them
+   * again on the next turn, so that turn's hold counts them (review of issue #14).
+   */
+  readonly contextTokens: number;
   readonly createdAt: Date;
   readonly expiresAt: Date;
 }

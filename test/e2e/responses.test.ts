@@ -96,8 +96,15 @@ describe('responses, native', () => {
     const cut = STREAM.slice(0, STREAM.indexOf('event: response.completed'));
     env.upstream.script(responsesUpstream({ sse: cut }));
     const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', stream: true } });
-    const last = raw.text.trimEnd().split('\n\n').at(-1) ?? '';
-    expect(last).to.match(/^event: error\ndata: \{"type":"error","error":\{"message":"upstream provider \\"openai-responses\\" ended the response early"/);
+    const frames = raw.text.trimEnd().split('\n\n');
+    // The cut stream's last event was number 17: the error continues the numbering, then response.failed ends it.
+    const [error, failed] = frames.slice(-2).map((frame) => ({ event: frame.split('\n')[0], data: JSON.parse(frame.split('\n')[1]?.slice(6) ?? '{}') as Record<string, unknown> }));
+    expect(error?.event).to.equal('event: error');
+    expect(error?.data).to.deep.include({ type: 'error', sequence_number: 18, message: 'upstream provider "openai-responses" ended the response early' });
+    expect(error?.data['error']).to.be.an('object');
+    expect(failed?.event).to.equal('event: response.failed');
+    expect(failed?.data).to.deep.include({ type: 'response.failed', sequence_number: 19 });
+    expect(failed?.data['response']).to.deep.include({ id: 'resp_0320a1b2c3', status: 'failed' });
     env.upstream.script(responsesUpstream({ sse: cut }));
     let thrown: unknown;
     try {
@@ -106,6 +113,14 @@ describe('responses, native', () => {
       thrown = err;
     }
     expect(thrown).to.be.instanceOf(Error);
+  });
+
+  it('text that merely says "response.completed" does not pass a cut stream off as whole', async () => {
+    const cut = STREAM.slice(0, STREAM.indexOf('event: response.completed')).replace('"delta":"Ol"', '"delta":"response.completed"');
+    env.upstream.script(responsesUpstream({ sse: cut }));
+    const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', stream: true } });
+    expect(raw.text).to.include('"delta":"response.completed"');
+    expect(raw.text.trimEnd().split('\n\n').at(-1)).to.match(/^event: response\.failed\n/);
   });
 
   it('response.incomplete and response.failed end a stream as whole as response.completed does', async () => {
@@ -244,10 +259,18 @@ describe('responses, native', () => {
         expect(got.status).to.equal(404);
       });
 
-      it('both previous_response_id and conversation: 400', async () => {
-        const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', previous_response_id: 'resp_x', conversation: 'conv_1' } });
-        expect(res.status).to.equal(400);
-        expect(res.json()).to.have.nested.property('error.param', 'conversation');
+      it('an upstream conversation, or a background response: 400 (neither can be scoped to a key or metered yet)', async () => {
+        const conversation = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', previous_response_id: 'resp_x', conversation: 'conv_1' } });
+        expect(conversation.status).to.equal(400);
+        expect(conversation.json()).to.have.nested.property('error.param', 'conversation');
+        const background = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', background: true } });
+        expect(background.status).to.equal(400);
+        expect(background.json()).to.have.nested.property('error.param', 'background');
+      });
+
+      it("input_tokens for another key's response: 404, as for a create", async () => {
+        const res = await call(`${env.gw.url}/v1/responses/input_tokens`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'x', previous_response_id: 'resp_never_seen' } });
+        expect(res.status).to.equal(404);
       });
     });
 
@@ -258,6 +281,26 @@ describe('responses, native', () => {
       expect(res.status).to.equal(400);
       expect(res.json()).to.have.nested.property('error.message').that.includes('"openai-responses"');
       expect(env.upstream.requests).to.have.length(0);
+    });
+
+    it("the upstream's rejection of the gateway's key is never relayed (its body may echo the key)", async () => {
+      await create('gpt-5', 'resp_keyed');
+      env.upstream.script(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-proj-****abcd', type: 'invalid_request_error' } }, headers: json }));
+      const got = await call(`${env.gw.url}/v1/responses/resp_keyed`, { headers: CHAT_HEADERS });
+      expect(got.status).to.equal(502);
+      expect(got.text).to.not.include('sk-proj');
+    });
+
+    it('a replay cut by the upstream ends the client\'s answer too: it never hangs', async () => {
+      await create('gpt-5', 'resp_replay');
+      env.upstream.script(() => ({ sse: STREAM, resetAfterEvents: 3 }));
+      let failed = false;
+      try {
+        await call(`${env.gw.url}/v1/responses/resp_replay?stream=true`, { headers: CHAT_HEADERS });
+      } catch {
+        failed = true;
+      }
+      expect(failed).to.equal(true);
     });
 
     it("another key cannot read or continue this key's response", async () => {
@@ -320,6 +363,23 @@ describe('responses, native', () => {
       const first = await openai.responses.create({ model: 'demo', input: 'one' });
       const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'demo', input: 'two', previous_response_id: first.id } });
       expect(res.status).to.equal(404);
+    });
+  });
+
+  describe('holds for continuations (issue #14)', () => {
+    // A key with $1: the first turn reports 700,000 input tokens ($0.875 at $1.25 a million).
+    const small = useUpstreamAndGateway((url) => config(url).replace('balance_usd: 100', 'balance_usd: 1'));
+    it('a continuation holds the conversation it carries in: a key that cannot cover it gets 402, and nothing is sent', async () => {
+      const big = ANSWER.replace('resp_0320a1b2c3', 'resp_big').replace('"input_tokens":19', '"input_tokens":700000');
+      small.upstream.script((req) => (req.url.endsWith('/responses') ? { body: big, headers: json } : undefined));
+      expect((await call(`${small.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'first', max_output_tokens: 100 } })).status).to.equal(200);
+      small.upstream.reset();
+      const res = await call(`${small.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'and?', max_output_tokens: 100, previous_response_id: 'resp_big' } });
+      expect(res.status).to.equal(402);
+      expect(small.upstream.requests).to.have.length(0);
+      // Without the earlier turn counted, the same request fits what is left.
+      const fresh = await call(`${small.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'and?', max_output_tokens: 100 } });
+      expect(fresh.status).to.not.equal(402);
     });
   });
 });

@@ -191,7 +191,7 @@ for (const backend of BACKENDS) {
       const a = await store.createKey(newKey('a', null));
       const b = await store.createKey(newKey('b', null));
       const created = new Date('2026-11-24T10:00:00Z');
-      const record = { id: 'resp_1', keyId: a.id, provider: 'openai', model: 'gpt-5', createdAt: created, expiresAt: new Date('2026-12-24T10:00:00Z') };
+      const record = { id: 'resp_1', keyId: a.id, provider: 'openai', model: 'gpt-5', contextTokens: 1234, createdAt: created, expiresAt: new Date('2026-12-24T10:00:00Z') };
       await store.saveResponse(record);
       await store.saveResponse({ ...record, id: 'resp_old', expiresAt: new Date('2026-11-24T11:00:00Z') });
       const now = new Date('2026-11-24T12:00:00Z');

@@ -96,11 +96,20 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
     } else if (block.type === 'opaque_reasoning') {
       output.push({ id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: block.data });
     } else {
-      output.push({ id: itemId('fc'), type: 'function_call', status: 'completed', call_id: block.id, name: block.name, arguments: block.arguments });
+      // Every call needs a non-empty call_id (the openai SDK's strict accumulator; responses-api.md §4.3).
+      const id = itemId('fc');
+      output.push({ id, type: 'function_call', status: 'completed', call_id: block.id === '' ? `call_${id.slice(3)}` : block.id, name: block.name, arguments: block.arguments });
     }
   }
   const { usage } = answer;
-  const incomplete = answer.stop === 'max_tokens' || answer.stop === 'model_context_window_exceeded';
+  // A length stop, or a refusal the upstream's filter made rather than the model said
+  // (Chat's content_filter), ends `incomplete` with its reason (responses-api.md §7.3).
+  const filtered = answer.stop === 'refusal' && !answer.blocks.some((b) => b.type === 'refusal');
+  const reason = answer.stop === 'max_tokens' || answer.stop === 'model_context_window_exceeded' ? 'max_output_tokens' : filtered ? 'content_filter' : undefined;
+  const incomplete = reason !== undefined;
+  // The item the stop cut short is incomplete too.
+  const last = output.at(-1);
+  if (incomplete && last && 'status' in last) last['status'] = 'incomplete';
   const request = options.request;
   const input = usage.input + usage.cacheRead + usage.cacheWrite;
   return {
@@ -111,7 +120,7 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
     background: false,
     completed_at: incomplete ? null : options.createdAt,
     error: null,
-    incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+    incomplete_details: reason === undefined ? null : { reason },
     instructions: request['instructions'] ?? null,
     max_output_tokens: request['max_output_tokens'] ?? null,
     model: answer.model,
@@ -128,7 +137,7 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
     truncation: request['truncation'] ?? 'disabled',
     usage: {
       input_tokens: input,
-      input_tokens_details: { cached_tokens: usage.cacheRead },
+      input_tokens_details: { cached_tokens: usage.cacheRead, ...(usage.cacheWrite > 0 && { cache_write_tokens: usage.cacheWrite }) },
       output_tokens: usage.output,
       output_tokens_details: { reasoning_tokens: usage.reasoning },
       total_tokens: input + usage.output,

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
-import { bodyDecoder } from '../body-decoding.ts';
+import { bodyDecoder, ZSTD_SUPPORTED } from '../body-decoding.ts';
 import { ERR } from '../../errors.ts';
 import { scanJson } from '../json-scan.ts';
 import type { GatewayMiddleware } from '../state.ts';
@@ -21,7 +21,7 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
   return async (ctx, next) => {
     const encoding = ctx.get('content-encoding').trim().toLowerCase();
     const decoder = bodyDecoder(encoding);
-    if (decoder === undefined) throw ERR.unsupportedEncoding(encoding);
+    if (decoder === undefined) throw ERR.unsupportedEncoding(encoding, ZSTD_SUPPORTED);
     const declared = Number(ctx.get('content-length'));
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
@@ -49,8 +49,10 @@ function readBody(req: IncomingMessage, decoder: Transform | null, encoding: str
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let raw = 0;
     const cleanup = (): void => {
       source.off('data', onData);
+      if (decoder) req.off('data', onRaw);
       source.off('end', onEnd);
       req.off('error', onGone);
       req.off('close', onGone);
@@ -84,6 +86,13 @@ function readBody(req: IncomingMessage, decoder: Transform | null, encoding: str
       stop(ERR.clientClosed());
     };
     const onBadCoding = (err: Error): void => stop(ERR.bodyNotDecodable(encoding, err.message));
+    // The compressed bytes are bounded too: empty gzip members or zstd skippable frames decode to
+    // nothing, and would otherwise stream until the request timeout (review of issue #14).
+    const onRaw = (chunk: Buffer): void => {
+      raw += chunk.length;
+      if (raw > limitBytes) stop(ERR.bodyTooLarge(limitBytes));
+    };
+    if (decoder) req.on('data', onRaw);
     source.on('data', onData);
     source.on('end', onEnd);
     req.on('error', onGone);

@@ -2,7 +2,7 @@ import { ERR } from '../../errors.ts';
 import type { FormEndpoint } from '../../formats/wire.ts';
 import { FORM_SPECS, routable } from '../multipart/form-rules.ts';
 import { Upload } from '../multipart/upload.ts';
-import { bodyDecoder } from '../body-decoding.ts';
+import { bodyDecoder, ZSTD_SUPPORTED } from '../body-decoding.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 /** A boundary as RFC 2046 §5.1.1 allows it: 1 to 70 of these characters, not ending in a space. */
@@ -35,7 +35,7 @@ export function createFormReader(options: { readonly limitBytes: number; readonl
   return async (ctx, next) => {
     const encoding = ctx.get('content-encoding').trim().toLowerCase();
     const decoder = bodyDecoder(encoding);
-    if (decoder === undefined) throw ERR.unsupportedEncoding(encoding);
+    if (decoder === undefined) throw ERR.unsupportedEncoding(encoding, ZSTD_SUPPORTED);
     const contentType = ctx.get('content-type');
     if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) throw ERR.unsupportedMediaType(contentType, ctx.path, 'multipart/form-data');
     const boundary = boundaryOf(contentType);

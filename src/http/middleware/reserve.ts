@@ -67,7 +67,8 @@ async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost:
   const choices = typeof body['n'] === 'number' && body['n'] > 1 ? Math.ceil(body['n']) : 1;
   const images = route.endpoint === 'images_generations' || route.endpoint === 'images_edits';
   const maxOutput = route.endpoint === 'embeddings' || images ? 0 : maxOutputOf(body, route.model) * choices;
-  let amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN), maxOutput, route.prices);
+  // A Responses continuation's earlier turns are input the upstream reads again (their counts as reported).
+  let amount = maxCostOf(Math.ceil(inputTokens * INPUT_MARGIN) + (state.contextTokens ?? 0), maxOutput, route.prices);
   const inputCost = BigInt(inputTokens) * route.prices.input;
   if (!images) return { amount, inputCost, reservation: { amount, inputTokens } };
   // Every image asked for, at its size and quality's price, and its image tokens at their bound.

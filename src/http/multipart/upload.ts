@@ -63,10 +63,20 @@ export class Upload {
     if (options.decoder) {
       const { stream, encoding } = options.decoder;
       req.pipe(stream);
-      stream.on('error', (err) => {
-        this.#badCoding = ERR.bodyNotDecodable(encoding, err.message);
+      const refuse = (fault: GatewayError): void => {
+        this.#badCoding ??= fault;
         this.#gone = true;
         this.#settleWaiting();
+      };
+      stream.on('error', (err) => refuse(ERR.bodyNotDecodable(encoding, err.message)));
+      // The compressed bytes count against the limit too (what decodes to nothing still arrives).
+      let raw = 0;
+      req.on('data', (chunk: Buffer) => {
+        raw += chunk.length;
+        if (raw <= this.limitBytes) return;
+        req.unpipe(stream);
+        stream.destroy();
+        refuse(ERR.bodyTooLarge(this.limitBytes));
       });
     }
     source.on('readable', () => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import Router from '@koa/router';
-import { ERR } from '../../errors.ts';
+import { ERR, GatewayError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { LoadedProvider } from '../../plugin-host/loader.ts';
 import type { UpstreamAgents } from '../../proxy/agents.ts';
@@ -31,12 +31,14 @@ export function createResponsesRouter(auth: GatewayMiddleware, store: Store, pro
       const id = ctx.params['id'] ?? '';
       const key = ctx.state.key;
       if (!key) throw ERR.internal();
-      const record = await store.findResponse(id, key.id, new Date());
-      const native = record && providers.get(record.provider)?.plugin.native;
+      // Only ids an upstream could have minted: nothing a URL would read as a path or a query.
+      const record = /^[A-Za-z0-9_-]{1,200}$/.test(id) ? await store.findResponse(id, key.id, new Date()) : undefined;
+      const provider = record && providers.get(record.provider);
+      const native = provider?.plugin.native;
       const base = native?.endpoints.responses;
-      if (!record || !native || base === undefined) throw ERR.responseNotFound(id, null);
-      const url = new URL(`${base}/${encodeURIComponent(id)}${suffix}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
-      const status = await relay(ctx, url, native.headers, agents, record.provider, log);
+      if (!record || !provider || !native || base === undefined) throw ERR.responseNotFound(id, null);
+      const url = new URL(`${base}/${id}${suffix}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
+      const status = await relay(ctx, url, native.headers, agents, record.provider, provider.config.timeouts.idleMs, log);
       if (method === 'delete' && status < 300) await store.deleteResponse(id, key.id);
     });
   }
@@ -44,7 +46,7 @@ export function createResponsesRouter(auth: GatewayMiddleware, store: Store, pro
 }
 
 /** Sends the request upstream and pipes its answer back; resolves with the status once the answer has ended. */
-function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, string>>, agents: UpstreamAgents, provider: string, log: Logger): Promise<number> {
+function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, string>>, agents: UpstreamAgents, provider: string, idleMs: number, log: Logger): Promise<number> {
   ctx.respond = false;
   const { res, state } = ctx;
   return new Promise((resolve) => {
@@ -53,18 +55,33 @@ function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, s
       agent: agents.for(url),
       headers: { ...headers, accept: ctx.get('accept') || 'application/json', 'accept-encoding': 'identity', 'content-length': '0' },
     });
+    // A silent upstream (before or during its answer) is cut after the provider's idle timeout.
+    request.setTimeout(idleMs, () => request.destroy(ERR.upstreamTimeout(provider, 'idle', idleMs)));
     request.once('error', (err) => {
       log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');
-      writeErrorResponse(res, state.surface, ERR.upstreamUnreachable(provider), state.requestId);
-      if (res.headersSent && !res.writableEnded) res.destroy();
+      if (res.headersSent) res.destroy();
+      else writeErrorResponse(res, state.surface, err instanceof GatewayError ? err : ERR.upstreamUnreachable(provider), state.requestId);
       resolve(502);
     });
     request.once('response', (answer) => {
       const status = answer.statusCode ?? 502;
       state.outcome.upstreamStatus = status;
+      answer.on('error', () => undefined); // reported by 'close' below
+      if (status === 401 || status === 403) {
+        // The provider refused the gateway's key; its body may echo part of that key.
+        answer.resume();
+        log.error({ req_id: state.requestId, provider }, 'upstream rejected the provider API key');
+        writeErrorResponse(res, state.surface, ERR.upstreamRejectedCredentials(provider), state.requestId);
+        resolve(status);
+        return;
+      }
       res.writeHead(status, filterResponseHeaders(answer.headers));
       answer.pipe(res);
-      answer.once('close', () => resolve(status));
+      answer.once('close', () => {
+        // An answer cut short must not leave the client waiting for the rest.
+        if (!answer.complete && !res.writableEnded) res.destroy();
+        resolve(status);
+      });
     });
     res.once('close', () => request.destroy());
     request.end();

@@ -99,6 +99,7 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
         key_id BIGINT NOT NULL REFERENCES keys(id),
         provider TEXT NOT NULL,
         model TEXT NOT NULL,
+        context_tokens BIGINT NOT NULL DEFAULT 0,
         created_at TIMESTAMPTZ NOT NULL,
         expires_at TIMESTAMPTZ NOT NULL
       );

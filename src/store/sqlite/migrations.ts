@@ -108,6 +108,7 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
         key_id INTEGER NOT NULL REFERENCES keys(id),
         provider TEXT NOT NULL,
         model TEXT NOT NULL,
+        context_tokens INTEGER NOT NULL DEFAULT 0,
         created_at TEXT NOT NULL,
         expires_at TEXT NOT NULL
       );

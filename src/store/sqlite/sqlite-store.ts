@@ -218,8 +218,8 @@ export class SqliteStore implements Store {
   }
 
   async saveResponse(record: ResponseRecord): Promise<void> {
-    this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-      record.id, record.keyId, record.provider, record.model, record.createdAt.toISOString(), record.expiresAt.toISOString(),
+    this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt.toISOString(), record.expiresAt.toISOString(),
     );
   }
 

@@ -111,4 +111,17 @@ describe('canonical answers', () => {
     const back = encodeResponsesAnswer(decodeChatAnswer(chat as unknown as Json, new ToolNames()), { id: 'resp_2', createdAt: 0, request: {} });
     expect((back['output'] as Json[])[0]).to.deep.include({ type: 'function_call', call_id: 'call_abc', name: 'weather', arguments: '{"city":"Rome"}' });
   });
+
+  it('Responses stops: a filtered answer and a length stop end incomplete with their reasons; a call with no id gets one', () => {
+    const chat = (finish: string, message: Json) => decodeChatAnswer({ choices: [{ message, finish_reason: finish }] }, new ToolNames());
+    const filtered = encodeResponsesAnswer(chat('content_filter', { content: '' }), { id: 'resp_f', createdAt: 0, request: {} });
+    expect(filtered).to.deep.include({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    const refused = encodeResponsesAnswer(chat('stop', { content: null, refusal: 'No.' }), { id: 'resp_r', createdAt: 0, request: {} });
+    expect(refused).to.deep.include({ status: 'completed', incomplete_details: null });
+    const cut = encodeResponsesAnswer(chat('length', { content: 'partial' }), { id: 'resp_l', createdAt: 0, request: {} });
+    expect(cut).to.deep.include({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect((cut['output'] as Json[])[0]).to.deep.include({ status: 'incomplete' });
+    const nameless = encodeResponsesAnswer(chat('tool_calls', { tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }), { id: 'resp_t', createdAt: 0, request: {} });
+    expect((nameless['output'] as Json[])[0]?.['call_id']).to.match(/^call_.+/);
+  });
 });
