@@ -237,12 +237,20 @@ export const ERR = {
       param,
       chatCode: 'previous_response_not_found',
     }),
-  responseElsewhere: (id: string, provider: string, model: string) =>
+  responseElsewhere: (id: string, provider: string, model: string, param = 'previous_response_id') =>
     new GatewayError({
       status: 400,
       code: 'GW_ERR_RESPONSE_ELSEWHERE',
-      message: `response '${id.slice(0, 100)}' is kept by provider "${provider}", which model "${model}" is not routed to; continue it on a model served by "${provider}", or send the whole conversation as input`,
-      param: 'previous_response_id',
+      message: `'${id.slice(0, 100)}' is kept by provider "${provider}", which model "${model}" is not routed to (or not with everything else the request continues); continue it on a model served by "${provider}", or send the whole conversation as input`,
+      param,
+    }),
+  itemNotFound: (id: string) =>
+    new GatewayError({
+      status: 404,
+      code: 'GW_ERR_RESPONSE_NOT_FOUND',
+      message: `Item with id '${id.slice(0, 100)}' not found.`,
+      param: 'input',
+      chatCode: 'item_not_found',
     }),
   endpointNotServed: (model: string, path: string, served: string) =>
     new GatewayError({

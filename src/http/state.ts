@@ -41,8 +41,9 @@ export interface RequestOutcome {
   dispatched?: boolean;
   /** The usage was not reported but worked out (a transcript in `text` charged at its upload's bound). */
   estimated?: boolean;
-  /** The id of the Responses answer, where its upstream keeps it (issue #14). */
+  /** The id of the Responses answer, where its upstream keeps it (issue #14), and its output items' ids. */
   responseId?: string;
+  responseItems?: readonly string[];
   /** Upstream attempts made, retries and fallbacks included (issue #5). */
   attempts?: number;
 }

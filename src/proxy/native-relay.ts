@@ -78,6 +78,8 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     if (tap) state.outcome.outputEstimate = tap.outputEstimate();
     const responseId = tap?.responseId?.();
     if (responseId !== undefined) state.outcome.responseId = responseId;
+    const items = tap?.itemIds?.();
+    if (items !== undefined) state.outcome.responseItems = items;
   };
   const track = endpoint === 'responses' && isSse ? (chunk: Buffer): void => void (lastSequence = lastSequenceIn(chunk, lastSequence)) : undefined;
   if (primed) {

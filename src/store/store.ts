@@ -39,9 +39,12 @@ export interface Store {
    * Responses (issue #14): which upstream made a response, for its key, until it expires. Native
    * routes keep the response upstream; this says where, so a continuation or a GET goes there.
    */
-  saveResponse(record: ResponseRecord): Promise<void>;
+  /** Remembers a response and the ids of its output items, which later input may name (`item_reference`). */
+  saveResponse(record: ResponseRecord, itemIds: readonly string[]): Promise<void>;
   /** The key's own response by id, unexpired at `now`; another key's is not found. */
   findResponse(id: string, keyId: number, now: Date): Promise<ResponseRecord | undefined>;
+  /** The key's own response that made the output item `itemId`, unexpired at `now`. */
+  findResponseOfItem(itemId: string, keyId: number, now: Date): Promise<ResponseRecord | undefined>;
   deleteResponse(id: string, keyId: number): Promise<boolean>;
   /** Removes the responses expired by `now`; returns how many. */
   purgeResponses(now: Date): Promise<number>;

@@ -32,6 +32,8 @@ export interface UsageTap {
   outputEstimate(): number;
   /** A Responses answer's `id` (issue #14): where the upstream keeps it, remembered for continuations. */
   responseId?(): string | undefined;
+  /** The ids of a Responses answer's output items, which later input may name by `item_reference`. */
+  itemIds?(): readonly string[];
 }
 
 const USAGE = Buffer.from('"usage"');
@@ -93,8 +95,14 @@ const messagesBody: Apply = (usage, body) => {
 /** Usage, and the response's id from the whole answer or the first event that carries it. */
 function responsesTap(isSse: boolean): UsageTap {
   let id: string | undefined;
+  let items: string[] = [];
   const see = (response: unknown): void => {
-    if (id === undefined && typeof response === 'object' && response !== null && 'id' in response && typeof response.id === 'string') id = response.id;
+    if (typeof response !== 'object' || response === null) return;
+    if (id === undefined && 'id' in response && typeof response.id === 'string') id = response.id;
+    // The terminal event's response (or the whole answer) lists every output item.
+    if ('output' in response && Array.isArray(response.output) && response.output.length > 0) {
+      items = response.output.flatMap((item: unknown) => (typeof item === 'object' && item !== null && 'id' in item && typeof item.id === 'string' ? [item.id] : []));
+    }
   };
   const tap = isSse
     ? new SseUsageTap((usage, event) => {
@@ -105,7 +113,7 @@ function responsesTap(isSse: boolean): UsageTap {
         see(body);
         return applyResponsesUsage(usage, body['usage']);
       });
-  return Object.assign(tap, { responseId: () => id });
+  return Object.assign(tap, { responseId: () => id, itemIds: () => items });
 }
 const chatBody: Apply = (usage, body) => {
   if (!('usage' in body)) return false;

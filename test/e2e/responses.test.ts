@@ -206,6 +206,25 @@ describe('responses, native', () => {
       expect(env.upstream.last().json()).to.include({ previous_response_id: 'resp_kept_a' });
     });
 
+    it('item_reference (the Vercel AI SDK\'s way): routed to where the item is kept; an item the key never made is a 404', async () => {
+      // The recorded answer's message item is msg_0320a1.
+      expect((await create('gpt-5', 'resp_items')).status).to.equal(200);
+      env.upstream.script(() => ({ body: ANSWER, headers: json }));
+      const res = await call(`${env.gw.url}/v1/responses`, {
+        headers: CHAT_HEADERS,
+        body: { model: 'gpt-5-either', input: [{ type: 'item_reference', id: 'msg_0320a1' }, { role: 'user', content: 'and then?' }] },
+      });
+      expect(res.status).to.equal(200);
+      expect(env.upstream.last().url).to.equal('/v1/responses');
+      env.upstream.reset();
+      const unknown = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: [{ type: 'item_reference', id: 'msg_someone_elses' }] } });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.json()).to.have.nested.property('error.param', 'input');
+      const bob = await call(`${env.gw.url}/v1/responses`, { headers: { authorization: `Bearer ${KEYS.restricted}` }, body: { model: 'gpt-5', input: [{ type: 'item_reference', id: 'msg_0320a1' }] } });
+      expect(bob.status).to.equal(404);
+      expect(env.upstream.requests).to.have.length(0);
+    });
+
     it('GET, input_items and DELETE reach the upstream that keeps it, with its key; after DELETE it is gone', async () => {
       await create('gpt-5-b', 'resp_kept_b');
       env.upstream.script((req) => (req.method === 'DELETE' ? { body: { id: 'resp_kept_b', object: 'response.deleted', deleted: true }, headers: json } : { body: ANSWER, headers: json }));

@@ -192,16 +192,20 @@ for (const backend of BACKENDS) {
       const b = await store.createKey(newKey('b', null));
       const created = new Date('2026-11-24T10:00:00Z');
       const record = { id: 'resp_1', keyId: a.id, provider: 'openai', model: 'gpt-5', contextTokens: 1234, createdAt: created, expiresAt: new Date('2026-12-24T10:00:00Z') };
-      await store.saveResponse(record);
-      await store.saveResponse({ ...record, id: 'resp_old', expiresAt: new Date('2026-11-24T11:00:00Z') });
+      await store.saveResponse(record, ['msg_1', 'fc_1']);
+      await store.saveResponse({ ...record, id: 'resp_old', expiresAt: new Date('2026-11-24T11:00:00Z') }, ['msg_old']);
       const now = new Date('2026-11-24T12:00:00Z');
       expect(await store.findResponse('resp_1', a.id, now)).to.deep.equal(record);
       expect(await store.findResponse('resp_1', b.id, now)).to.equal(undefined);
       expect(await store.findResponse('resp_old', a.id, now)).to.equal(undefined);
+      expect(await store.findResponseOfItem('fc_1', a.id, now)).to.deep.equal(record);
+      expect(await store.findResponseOfItem('fc_1', b.id, now)).to.equal(undefined);
+      expect(await store.findResponseOfItem('msg_old', a.id, now)).to.equal(undefined);
       expect(await store.purgeResponses(now)).to.equal(1);
       expect(await store.deleteResponse('resp_1', b.id)).to.equal(false);
       expect(await store.deleteResponse('resp_1', a.id)).to.equal(true);
       expect(await store.findResponse('resp_1', a.id, now)).to.equal(undefined);
+      expect(await store.findResponseOfItem('msg_1', a.id, now)).to.equal(undefined);
     });
 
     it('reconciles holds of dead instances, charging their input estimate, and leaves live ones alone', async () => {

@@ -104,6 +104,11 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
         expires_at TIMESTAMPTZ NOT NULL
       );
       CREATE INDEX responses_expiry ON responses (expires_at);
+      CREATE TABLE response_items (
+        item_id TEXT PRIMARY KEY,
+        response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE
+      );
+      CREATE INDEX response_items_response ON response_items (response_id);
     `,
   },
 ];

@@ -163,13 +163,27 @@ export class PostgresStore implements Store {
     return rows[0] ? toLedgerRow(rows[0] as Row) : undefined;
   }
 
-  async saveResponse(record: ResponseRecord): Promise<void> {
+  async saveResponse(record: ResponseRecord, itemIds: readonly string[]): Promise<void> {
     await this.#pool.query(
       `INSERT INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, provider = EXCLUDED.provider, model = EXCLUDED.model,
          context_tokens = EXCLUDED.context_tokens, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
       [record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt, record.expiresAt],
     );
+    if (itemIds.length > 0) {
+      await this.#pool.query(
+        'INSERT INTO response_items (item_id, response_id) SELECT unnest($1::text[]), $2 ON CONFLICT (item_id) DO UPDATE SET response_id = EXCLUDED.response_id',
+        [itemIds, record.id],
+      );
+    }
+  }
+
+  async findResponseOfItem(itemId: string, keyId: number, now: Date): Promise<ResponseRecord | undefined> {
+    const { rows } = await this.#pool.query(
+      'SELECT responses.* FROM response_items JOIN responses ON responses.id = response_items.response_id WHERE item_id = $1 AND key_id = $2 AND expires_at > $3',
+      [itemId, keyId, now],
+    );
+    return rows[0] ? toResponseRecord(rows[0] as Row) : undefined;
   }
 
   async findResponse(id: string, keyId: number, now: Date): Promise<ResponseRecord | undefined> {

@@ -217,10 +217,12 @@ export class SqliteStore implements Store {
     return row ? toLedgerRow(row) : undefined;
   }
 
-  async saveResponse(record: ResponseRecord): Promise<void> {
+  async saveResponse(record: ResponseRecord, itemIds: readonly string[]): Promise<void> {
+    this.#sql('DELETE FROM response_items WHERE response_id = ?').run(record.id);
     this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
       record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt.toISOString(), record.expiresAt.toISOString(),
     );
+    for (const itemId of itemIds) this.#sql('INSERT OR REPLACE INTO response_items (item_id, response_id) VALUES (?, ?)').run(itemId, record.id);
   }
 
   async findResponse(id: string, keyId: number, now: Date): Promise<ResponseRecord | undefined> {
@@ -228,11 +230,22 @@ export class SqliteStore implements Store {
     return row ? toResponseRecord(row) : undefined;
   }
 
+  async findResponseOfItem(itemId: string, keyId: number, now: Date): Promise<ResponseRecord | undefined> {
+    const row = this.#sql(
+      'SELECT responses.* FROM response_items JOIN responses ON responses.id = response_items.response_id WHERE item_id = ? AND key_id = ? AND expires_at > ?',
+    ).get(itemId, keyId, now.toISOString()) as Row | undefined;
+    return row ? toResponseRecord(row) : undefined;
+  }
+
   async deleteResponse(id: string, keyId: number): Promise<boolean> {
+    const owned = this.#sql('SELECT 1 FROM responses WHERE id = ? AND key_id = ?').get(id, keyId) !== undefined;
+    if (!owned) return false;
+    this.#sql('DELETE FROM response_items WHERE response_id = ?').run(id);
     return this.#sql('DELETE FROM responses WHERE id = ? AND key_id = ?').run(id, keyId).changes > 0;
   }
 
   async purgeResponses(now: Date): Promise<number> {
+    this.#sql('DELETE FROM response_items WHERE response_id IN (SELECT id FROM responses WHERE expires_at <= ?)').run(now.toISOString());
     return this.#sql('DELETE FROM responses WHERE expires_at <= ?').run(now.toISOString()).changes;
   }
 
