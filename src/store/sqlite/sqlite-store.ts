@@ -218,6 +218,11 @@ export class SqliteStore implements Store {
   }
 
   async saveResponse(record: ResponseRecord, itemIds: readonly string[]): Promise<void> {
+    // In the turn's shared commit, as holds and settlements are: one per request on Responses (issue #14).
+    await this.#writes.submit(() => this.#saveResponseTx(record, itemIds));
+  }
+
+  #saveResponseTx(record: ResponseRecord, itemIds: readonly string[]): void {
     this.#sql('DELETE FROM response_items WHERE response_id = ?').run(record.id);
     this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
       record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt.toISOString(), record.expiresAt.toISOString(),
