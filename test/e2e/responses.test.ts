@@ -155,6 +155,46 @@ describe('responses, native', () => {
     expect(JSON.stringify(headers)).to.not.include(KEYS.alice);
   });
 
+  it('openai SDK responses.parse with a zod schema: the schema goes up as text.format, the answer is parsed', async () => {
+    const { zodTextFormat } = await import('openai/helpers/zod');
+    const { z } = await import('zod');
+    const Weather = z.object({ city: z.string(), celsius: z.number() });
+    const structured = ANSWER.replace('"text":"Olá!"', '"text":"{\\"city\\":\\"Rome\\",\\"celsius\\":21}"');
+    env.upstream.script(responsesUpstream({ body: structured, headers: json }));
+    const parsed = await openai.responses.parse({ model: 'gpt-5', input: 'Weather in Rome?', text: { format: zodTextFormat(Weather, 'weather') } });
+    expect(parsed.output_parsed).to.deep.equal({ city: 'Rome', celsius: 21 });
+    const sent = env.upstream.last().json();
+    expect(sent['text']).to.have.nested.property('format.type', 'json_schema');
+    expect(sent['text']).to.have.nested.property('format.name', 'weather');
+  });
+
+  for (const store of [false, true]) {
+    it(`the Vercel AI SDK's tool loop over a native route (store: ${store}): the call goes out, its result comes back with the same call id`, async () => {
+      const { tool, stepCountIs } = await import('ai');
+      const { z } = await import('zod');
+      const call = ANSWER.replace(
+        /"output":\[.*\],"parallel_tool_calls"/,
+        '"output":[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_weather_1","name":"weather","arguments":"{\\"city\\":\\"Rome\\"}"}],"parallel_tool_calls"',
+      ).replace('resp_0320a1b2c3', `resp_tools_${store}`);
+      let turns = 0;
+      env.upstream.script((req) => (req.url === '/v1/responses' ? { body: ++turns === 1 ? call : ANSWER, headers: json } : undefined));
+      const provider = createOpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
+      const result = await generateText({
+        model: provider.responses('gpt-5'),
+        prompt: 'Weather in Rome, then say hi',
+        tools: { weather: tool({ description: 'weather', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, celsius: 21 }) }) },
+        stopWhen: stepCountIs(3),
+        providerOptions: { openai: { store } },
+      });
+      expect(result.text).to.equal('Olá!');
+      expect(turns).to.equal(2);
+      const second = env.upstream.requests.filter((r) => r.url === '/v1/responses')[1]?.json() ?? {};
+      const items = second['input'] as Record<string, unknown>[];
+      expect(items.find((item) => item['type'] === 'function_call_output')).to.deep.include({ call_id: 'call_weather_1' });
+      expect(second['store']).to.equal(store);
+    });
+  }
+
   it('the Vercel AI SDK\'s openai.responses(): generateText and streamText', async () => {
     const provider = createOpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
     env.upstream.script(responsesUpstream({ body: ANSWER, headers: json }));
