@@ -1,9 +1,6 @@
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 
-/** The content codings a request body may arrive in (RFC 9110 §8.4.1), lower-case. */
-export const REQUEST_ENCODINGS = ['gzip', 'x-gzip', 'deflate', 'br', 'zstd'] as const;
-
 /**
  * The largest zstd window accepted: 2^23 (8 MB), the window zstd's own encoder uses up to level 19
  * and the limit it recommends decoders enforce (RFC 8878 §3.1.1.1.2). A frame that asks for more

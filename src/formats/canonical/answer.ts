@@ -73,7 +73,7 @@ export interface CanonicalAnswer {
   readonly usage: CanonicalUsage;
 }
 
-/** Counts as the wire gives them: a finite number above zero, else zero. */
-export const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+/** An image said as text, where a format has no image block (rule 1): a Markdown image, data and all (peers.md §2 #34). */
+export const imageMarkdown = (url: string): string => `\n\n![image](${url})`;
 
 export type { Json };

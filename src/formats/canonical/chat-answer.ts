@@ -3,7 +3,8 @@ import { asArray, asObject, asString, type Json } from '../convert/json.ts';
 import { reasoningPieces } from '../convert/reasoning.ts';
 import { finishFromStopReason, stopReasonFromFinish } from '../convert/stop-reason.ts';
 import { argumentsText, type ToolNames } from '../convert/tool-names.ts';
-import { count, type CanonicalAnswer, type CanonicalBlock } from './answer.ts';
+import { canonicalUsageFromChat, chatUsageOf } from '../convert/usage.ts';
+import { imageMarkdown, type CanonicalAnswer, type CanonicalBlock } from './answer.ts';
 
 /** The signature Junction gives Claude's reasoning when it travels as Chat `reasoning_details`. */
 export const REASONING_FORMAT = 'anthropic-claude-v1';
@@ -53,24 +54,13 @@ export function decodeChatAnswer(completion: Json, toolNames: ToolNames): Canoni
   // vLLM names the stop string that matched (choices[].stop_reason); OpenAI does not, and then a
   // stop sequence cannot be told from a natural end (protocol.md §D.4; peers.md §2 #20).
   const matched = finish === 'stop' ? asString(choice['stop_reason']) : undefined;
-  const usage = asObject(completion['usage']);
-  const details = asObject(usage['prompt_tokens_details']);
-  const cacheRead = count(details['cached_tokens']);
-  const cacheWrite = count(details['cache_write_tokens']); // OpenRouter
   return {
     id: asString(completion['id']),
     model: asString(completion['model']) ?? '',
     blocks,
     stop: refusal ? 'refusal' : matched !== undefined ? 'stop_sequence' : stopReasonFromFinish(finish),
     stopSequence: matched,
-    usage: {
-      // OpenAI's prompt_tokens includes cached tokens (protocol.md §D.6).
-      input: Math.max(0, count(usage['prompt_tokens']) - cacheRead - cacheWrite),
-      output: count(usage['completion_tokens']),
-      cacheRead,
-      cacheWrite,
-      reasoning: count(asObject(usage['completion_tokens_details'])['reasoning_tokens']),
-    },
+    usage: canonicalUsageFromChat(asObject(completion['usage'])),
   };
 }
 
@@ -98,7 +88,7 @@ export function encodeChatAnswer(answer: CanonicalAnswer, options: ChatAnswerOpt
         texts.push(block.text);
         break;
       case 'image':
-        texts.push(`\n\n![image](${block.url})`);
+        texts.push(imageMarkdown(block.url));
         break;
       case 'refusal':
         refusal = (refusal ?? '') + block.text;
@@ -124,8 +114,6 @@ export function encodeChatAnswer(answer: CanonicalAnswer, options: ChatAnswerOpt
   if (toolCalls.length > 0) message['tool_calls'] = toolCalls;
   if (reasoning.length > 0) message['reasoning'] = reasoning.join('');
   if (details.length > 0) message['reasoning_details'] = details;
-  const { usage } = answer;
-  const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
   return {
     id: answer.id ?? 'chatcmpl-gateway',
     object: 'chat.completion',
@@ -141,13 +129,7 @@ export function encodeChatAnswer(answer: CanonicalAnswer, options: ChatAnswerOpt
         ...(answer.stop === 'stop_sequence' && answer.stopSequence !== undefined && { stop_reason: answer.stopSequence }),
       },
     ],
-    usage: {
-      prompt_tokens: prompt,
-      completion_tokens: usage.output,
-      total_tokens: prompt + usage.output,
-      prompt_tokens_details: { cached_tokens: usage.cacheRead, ...(usage.cacheWrite > 0 && { cache_write_tokens: usage.cacheWrite }) },
-      completion_tokens_details: { reasoning_tokens: usage.reasoning },
-    },
+    usage: chatUsageOf(answer.usage),
   };
 }
 

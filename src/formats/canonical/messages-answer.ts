@@ -1,7 +1,8 @@
 import type { Message } from '../wire.ts';
 import { asArray, asObject, asString, type Json } from '../convert/json.ts';
 import { safeToolUseId } from '../convert/tool-names.ts';
-import { count, type CanonicalAnswer, type CanonicalBlock, type CanonicalStop } from './answer.ts';
+import { canonicalUsageFromMessages, messagesUsageOf } from '../convert/usage.ts';
+import { imageMarkdown, type CanonicalAnswer, type CanonicalBlock, type CanonicalStop } from './answer.ts';
 
 const STOPS: ReadonlySet<string> = new Set<CanonicalStop>(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded']);
 
@@ -34,20 +35,13 @@ export function decodeMessagesAnswer(message: Json): CanonicalAnswer {
     }
   }
   const stop = asString(message['stop_reason']) ?? 'end_turn';
-  const usage = asObject(message['usage']);
   return {
     id: asString(message['id']),
     model: asString(message['model']) ?? '',
     blocks,
     stop: STOPS.has(stop) ? (stop as CanonicalStop) : 'end_turn',
     stopSequence: asString(message['stop_sequence']),
-    usage: {
-      input: count(usage['input_tokens']),
-      output: count(usage['output_tokens']),
-      cacheRead: count(usage['cache_read_input_tokens']),
-      cacheWrite: count(usage['cache_creation_input_tokens']),
-      reasoning: count(asObject(usage['output_tokens_details'])['thinking_tokens']),
-    },
+    usage: canonicalUsageFromMessages(asObject(message['usage'])),
   };
 }
 
@@ -62,7 +56,7 @@ export function encodeMessagesAnswer(answer: CanonicalAnswer): Message {
   let text: Json | null = null;
   for (const block of answer.blocks) {
     if (block.type === 'image' && text !== null) {
-      text['text'] = `${String(text['text'])}\n\n![image](${block.url})`;
+      text['text'] = String(text['text']) + imageMarkdown(block.url);
       continue;
     }
     text = null;
@@ -72,7 +66,7 @@ export function encodeMessagesAnswer(answer: CanonicalAnswer): Message {
         content.push(text);
         break;
       case 'image':
-        text = { type: 'text', text: `\n\n![image](${block.url})` };
+        text = { type: 'text', text: imageMarkdown(block.url) };
         content.push(text);
         break;
       case 'refusal':
@@ -89,7 +83,6 @@ export function encodeMessagesAnswer(answer: CanonicalAnswer): Message {
         break;
     }
   }
-  const { usage } = answer;
   return {
     id: answer.id ?? 'msg_gateway',
     type: 'message',
@@ -98,9 +91,7 @@ export function encodeMessagesAnswer(answer: CanonicalAnswer): Message {
     content: content as unknown as Message['content'],
     stop_reason: answer.stop,
     stop_sequence: answer.stopSequence ?? null,
-    // Only the counts: the fields another format has no value for are left out, as
-    // api.anthropic.com leaves them out, never sent as null (issue #12).
-    usage: { input_tokens: usage.input, output_tokens: usage.output, cache_read_input_tokens: usage.cacheRead, cache_creation_input_tokens: usage.cacheWrite },
+    usage: messagesUsageOf(answer.usage),
   };
 }
 

@@ -1,5 +1,6 @@
 import { asArray, asObject, asString, type Json } from '../convert/json.ts';
-import { count, type CanonicalAnswer, type CanonicalBlock } from './answer.ts';
+import { tokenCount as count } from '../convert/usage.ts';
+import { imageMarkdown, type CanonicalAnswer, type CanonicalBlock } from './answer.ts';
 
 /**
  * Responses answers ⇄ canonical (issue #14; responses-api.md §3). Output items map onto blocks:
@@ -81,7 +82,7 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
     if (block.type === 'text' || block.type === 'image') {
       const content = openMessage();
       const last = content.at(-1);
-      const text = block.type === 'text' ? block.text : `\n\n![image](${block.url})`;
+      const text = block.type === 'text' ? block.text : imageMarkdown(block.url);
       if (block.type === 'image' && last?.['type'] === 'output_text') last['text'] = String(last['text']) + text;
       else content.push({ type: 'output_text', text, annotations: [], logprobs: [] });
       continue;

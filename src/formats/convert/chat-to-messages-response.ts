@@ -1,7 +1,8 @@
 import type { Message } from '../wire.ts';
 import { decodeChatAnswer } from '../canonical/chat-answer.ts';
 import { encodeMessagesAnswer } from '../canonical/messages-answer.ts';
-import type { Json } from './json.ts';
+import { imageMarkdown } from '../canonical/answer.ts';
+import { asArray, asObject, asString, type Json } from './json.ts';
 import type { ToolNames } from './tool-names.ts';
 
 export { textOf } from '../canonical/chat-answer.ts';
@@ -20,11 +21,9 @@ export function chatToMessage(completion: Json, toolNames: ToolNames): Message {
  * deltas: Messages answers cannot hold images, so they become Markdown images (peers.md §2 #34).
  */
 export function imagesAsMarkdown(images: unknown): string {
-  if (!Array.isArray(images)) return '';
-  let out = '';
-  for (const raw of images) {
-    const url = typeof raw === 'object' && raw !== null ? (raw as { image_url?: { url?: unknown } }).image_url?.url : undefined;
-    if (typeof url === 'string' && url !== '') out += `\n\n![image](${url})`;
-  }
-  return out;
+  return asArray(images)
+    .map((raw) => asString(asObject(asObject(raw)['image_url'])['url']))
+    .filter((url): url is string => url !== undefined && url !== '')
+    .map(imageMarkdown)
+    .join('');
 }

@@ -61,11 +61,6 @@ export class FormScanner {
     return this.#state === 'end';
   }
 
-  /** Bytes read so far. */
-  get offset(): number {
-    return this.#offset;
-  }
-
   /** Reads one chunk of the body; throws a FormFault when the form is malformed. */
   push(chunk: Buffer): void {
     const base = this.#offset - (this.#carry?.length ?? 0);
