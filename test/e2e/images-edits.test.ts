@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI, { toFile } from 'openai';
 import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, generationOf, useUpstreamAndGateway } from '../support/gateway.ts';
 import { multipart, postForm, type PartSpec } from '../support/multipart.ts';
 
 /**
@@ -39,12 +39,6 @@ const EXTRA = `  - id: edit-native
     output_modalities: [image]
 `;
 
-interface Generation {
-  endpoint: string;
-  route: string;
-  tokens: Record<string, number>;
-  cost_usd: number;
-}
 
 const editsUpstream = (reply: Reply) => (req: RecordedRequest): Reply | undefined => (req.url === '/v1/images/edits' ? reply : undefined);
 
@@ -54,8 +48,7 @@ describe('image edits', () => {
   before(() => {
     openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
   });
-  const generation = async (id: string | string[] | null | undefined) =>
-    (await call(`${env.gw.url}/v1/generations/${String(id)}`, { headers: CHAT_HEADERS })).json() as unknown as Generation;
+  const generation = (id: string | string[] | null | undefined) => generationOf(env.gw.url, id);
   const post = (parts: readonly PartSpec[]) => {
     const { body, contentType } = multipart(parts);
     return postForm(`${env.gw.url}/v1/images/edits`, { ...AUTH, 'content-type': contentType }, [body]);

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, generationOf, useUpstreamAndGateway } from '../support/gateway.ts';
 
 /**
  * POST /v1/images/generations (issue #13; media.md §1): native passthrough and in-process through
@@ -41,12 +41,6 @@ const EXTRA = `  - id: img-native
     output_modalities: [image]
 `;
 
-interface Generation {
-  endpoint: string;
-  route: string;
-  tokens: Record<string, number>;
-  cost_usd: number;
-}
 
 describe('image generation', () => {
   const env = useUpstreamAndGateway((url) => standardConfig(url, EXTRA));
@@ -54,7 +48,7 @@ describe('image generation', () => {
   before(() => {
     openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
   });
-  const generation = async (id: string | null) => (await call(`${env.gw.url}/v1/generations/${id}`, { headers: CHAT_HEADERS })).json() as unknown as Generation;
+  const generation = (id: string | string[] | null | undefined) => generationOf(env.gw.url, id);
 
   describe('native route', () => {
     it('openai SDK: the answer as sent; images and text, image-input and image-output tokens each at their price', async () => {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, generationOf, useUpstreamAndGateway } from '../support/gateway.ts';
 
 /**
  * POST /v1/responses, natively (issue #14; responses-api.md): an `openai` provider whose
@@ -39,12 +39,6 @@ const config = (url: string): string =>
       `  - { id: openai-b, plugin: openai, base_url: "${url}/b/v1", api_key: "${PROVIDER_KEYS.anthropic}", options: { formats: [responses] } }`,
   );
 
-interface Generation {
-  endpoint: string;
-  route: string;
-  tokens: Record<string, number>;
-  cost_usd: number;
-}
 
 const responsesUpstream = (reply: Reply) => (req: RecordedRequest): Reply | undefined => (req.url === '/v1/responses' ? reply : undefined);
 
@@ -54,7 +48,7 @@ describe('responses, native', () => {
   before(() => {
     openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
   });
-  const generation = async (id: string | null) => (await call(`${env.gw.url}/v1/generations/${id}`, { headers: CHAT_HEADERS })).json() as unknown as Generation;
+  const generation = (id: string | string[] | null | undefined) => generationOf(env.gw.url, id);
 
   it('openai SDK responses.create: the body goes up with the model renamed and the key swapped; the answer comes back byte for byte, charged with reasoning', async () => {
     env.upstream.script(responsesUpstream({ body: ANSWER, headers: json }));

@@ -4,7 +4,7 @@ import { experimental_transcribe as transcribe } from 'ai';
 import { expect } from 'chai';
 import OpenAI, { toFile } from 'openai';
 import type { RecordedRequest } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, generationOf, useUpstreamAndGateway } from '../support/gateway.ts';
 import { multipart, postForm, wav, type PartSpec } from '../support/multipart.ts';
 
 /**
@@ -36,13 +36,6 @@ const json = { 'content-type': 'application/json' };
 const AUTH = { authorization: `Bearer ${KEYS.alice}` };
 const THREE_SECONDS = wav(3);
 
-interface Generation {
-  endpoint: string;
-  route: string;
-  estimated: boolean;
-  tokens: Record<string, number>;
-  cost_usd: number;
-}
 
 /** The parts of a multipart body as the upstream received it, in order. */
 function partsOf(req: RecordedRequest): { name: string; filename?: string; value: Buffer }[] {
@@ -70,8 +63,7 @@ describe('transcriptions and translations', () => {
   before(() => {
     openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
   });
-  const generation = async (id: string | string[] | undefined | null) =>
-    (await call(`${env.gw.url}/v1/generations/${String(id)}`, { headers: CHAT_HEADERS })).json() as unknown as Generation;
+  const generation = (id: string | string[] | null | undefined) => generationOf(env.gw.url, id);
   const balance = async () => (await call(`${env.gw.url}/v1/balance`, { headers: CHAT_HEADERS })).json() as { spent_usd: number; held_usd: number };
   const post = (path: string, parts: readonly PartSpec[], options: Parameters<typeof postForm>[3] = {}, chunkSize = 0) => {
     const { body, contentType } = multipart(parts);
@@ -196,7 +188,7 @@ describe('transcriptions and translations', () => {
         'data: {"type":"transcript.text.delta","delta":" there."}\n\n' +
         'data: {"type":"transcript.text.done","text":"Hello there.","usage":{"type":"tokens","input_tokens":120,"input_token_details":{"text_tokens":20,"audio_tokens":100},"output_tokens":4,"total_tokens":124}}\n\n';
       env.upstream.script(() => ({ sse }));
-      const stream = await openai.audio.transcriptions.create({ file: await toFile(THREE_SECONDS, 'a.wav'), model: 'transcribe-tokens', stream: true });
+      const { data: stream, response } = await openai.audio.transcriptions.create({ file: await toFile(THREE_SECONDS, 'a.wav'), model: 'transcribe-tokens', stream: true }).withResponse();
       const types: string[] = [];
       for await (const event of stream) types.push(event.type);
       expect(types).to.deep.equal(['transcript.text.delta', 'transcript.text.delta', 'transcript.text.done']);
@@ -205,6 +197,10 @@ describe('transcriptions and translations', () => {
       expect(parts.find((p) => p.name === 'stream')?.value.toString()).to.equal('true');
       const rows = (await call(`${env.gw.url}/v1/balance`, { headers: CHAT_HEADERS })).json();
       expect(rows['held_usd']).to.equal(0);
+      // 20 text tokens at $2.5, 100 audio tokens at $6, 4 out at $10 per million.
+      const row = await generation(response.headers.get('x-request-id'));
+      expect(row.tokens).to.deep.include({ input: 20, input_audio: 100, output: 4 });
+      expect(row.cost_usd).to.be.closeTo((20 * 2.5 + 100 * 6 + 4 * 10) / 1e6, 1e-12);
     });
 
     it('a form read whole before routing (file first) is sent again on a retry, identical', async () => {

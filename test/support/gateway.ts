@@ -145,6 +145,20 @@ export async function startGateway(yaml: string, options: GatewayTestOptions = {
   };
 }
 
+/** A request's ledger row as /v1/generations/{id} shows it (the fields the media and Responses suites read). */
+export interface Generation {
+  endpoint: string;
+  route: string;
+  estimated: boolean;
+  tokens: Record<string, number>;
+  cost_usd: number;
+}
+
+/** The ledger row of the request answered with `id` (its x-request-id), as `key` sees it. */
+export async function generationOf(gatewayUrl: string, id: string | string[] | null | undefined, key: string = KEYS.alice): Promise<Generation> {
+  return (await call(`${gatewayUrl}/v1/generations/${String(id)}`, { headers: { authorization: `Bearer ${key}` } })).json() as unknown as Generation;
+}
+
 /** A plain fetch against the gateway. */
 export async function call(
   url: string,
