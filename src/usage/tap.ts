@@ -63,7 +63,7 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
     case 'images_edits':
       return isSse ? new ImagesSseUsageTap() : imagesUsageTap();
     case 'responses':
-      return responsesTap(isSse);
+      return new ResponsesTap(isSse);
     case 'audio_transcriptions':
     case 'audio_translations':
       // `text`, `srt` and `vtt` answers carry no usage: they fail to parse, and the settlement
@@ -92,41 +92,63 @@ const messagesBody: Apply = (usage, body) => {
   applyMessagesUsage(usage, body['usage']);
   return true;
 };
-/** Usage, and the response's id from the whole answer or the first event that carries it. */
-function responsesTap(isSse: boolean): UsageTap {
-  let id: string | undefined;
-  let items: string[] = [];
-  const see = (response: unknown): void => {
+/**
+ * A Responses answer's usage (issue #14), and what the state middleware remembers of it: its id,
+ * and its output items' ids. Only lines with a usage object are parsed, the terminal event's:
+ * `response.created` and `response.in_progress` carry `"usage":null` and the whole response
+ * object, and parsing them too cost a Responses stream a tenth of its throughput (bench). The id,
+ * for an error frame on a stream cut before its end, is read from the first event's bytes.
+ */
+class ResponsesTap implements UsageTap {
+  readonly #inner: UsageTap;
+  readonly #sse: boolean;
+  #id: string | undefined;
+  #items: readonly string[] = [];
+
+  constructor(isSse: boolean) {
+    this.#sse = isSse;
+    this.#inner = isSse
+      ? new SseUsageTap((usage, event) => {
+          this.#see(event['response']);
+          return applyResponsesEvent(usage, event);
+        }, RESPONSES_DELTA, true)
+      : new JsonUsageTap((usage, body) => {
+          this.#see(body);
+          return applyResponsesUsage(usage, body['usage']);
+        });
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#sse && this.#id === undefined) this.#id = responseIdIn(chunk);
+    this.#inner.push(chunk);
+  }
+
+  finish(): TokenUsage | undefined {
+    return this.#inner.finish();
+  }
+
+  outputEstimate(): number {
+    return this.#inner.outputEstimate();
+  }
+
+  responseId(): string | undefined {
+    return this.#id;
+  }
+
+  itemIds(): readonly string[] {
+    return this.#items;
+  }
+
+  #see(response: unknown): void {
     if (typeof response !== 'object' || response === null) return;
-    if (id === undefined && 'id' in response && typeof response.id === 'string') id = response.id;
+    if (this.#id === undefined && 'id' in response && typeof response.id === 'string') this.#id = response.id;
     // The terminal event's response (or the whole answer) lists every output item.
     if ('output' in response && Array.isArray(response.output) && response.output.length > 0) {
-      items = response.output.flatMap((item: unknown) => (typeof item === 'object' && item !== null && 'id' in item && typeof item.id === 'string' ? [item.id] : []));
+      this.#items = response.output.flatMap((item: unknown) => (typeof item === 'object' && item !== null && 'id' in item && typeof item.id === 'string' ? [item.id] : []));
     }
-  };
-  // Only lines with a usage object are parsed: the terminal event's. `response.created` and
-  // `response.in_progress` carry `"usage":null` and the whole response object, so parsing them
-  // too cost a Responses stream a tenth of its throughput (bench, issue #14).
-  const tap = isSse
-    ? new SseUsageTap((usage, event) => {
-        see(event['response']);
-        return applyResponsesEvent(usage, event);
-      }, RESPONSES_DELTA, true)
-    : new JsonUsageTap((usage, body) => {
-        see(body);
-        return applyResponsesUsage(usage, body['usage']);
-      });
-  if (isSse) {
-    // The id, for an error frame on a stream cut before its terminal event: read from the first
-    // event's bytes (`"id":"resp_…"`), which is not parsed.
-    const push = tap.push.bind(tap);
-    tap.push = (chunk: Buffer): void => {
-      if (id === undefined) id = responseIdIn(chunk);
-      push(chunk);
-    };
   }
-  return Object.assign(tap, { responseId: () => id, itemIds: () => items });
 }
+
 const chatBody: Apply = (usage, body) => {
   if (!('usage' in body)) return false;
   applyChatUsage(usage, body['usage']);
