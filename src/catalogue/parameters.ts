@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../config/types.ts';
 import { DEFAULT_CHAT_DIALECT, type ChatDialect } from '../formats/convert/dialect.ts';
-import { CHAT_PARAMETERS_VIA_MESSAGES } from '../formats/convert/chat-to-messages-request.ts';
+import { CHAT_PARAMETERS_VIA_MESSAGES } from '../formats/canonical/chat-request-decode.ts';
 import type { ProviderPlugin } from '../plugin-host/api.ts';
 
 /**

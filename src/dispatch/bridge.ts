@@ -1,18 +1,13 @@
-import { chatToMessage } from '../formats/convert/chat-to-messages-response.ts';
-import { chatChunksToMessagesEvents } from '../formats/convert/chat-to-messages-stream.ts';
-import { chatToMessagesRequest } from '../formats/convert/chat-to-messages-request.ts';
+import { CODECS, type ClientSide, type UpstreamSide } from '../formats/canonical/codecs.ts';
+import type { ResponsesStreamEncoder } from '../formats/canonical/responses-stream-encode.ts';
+import { translateStream, type StreamEncoder } from '../formats/canonical/stream.ts';
 import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
-import type { Json } from '../formats/convert/json.ts';
-import { messageToChat } from '../formats/convert/messages-to-chat-response.ts';
-import { messagesEventsToChatChunks } from '../formats/convert/messages-to-chat-stream.ts';
-import { messagesToChatRequest } from '../formats/convert/messages-to-chat-request.ts';
+import { asArray, asObject, asString, type Json } from '../formats/convert/json.ts';
 import { ToolNames } from '../formats/convert/tool-names.ts';
-import { chatChunksFromSse, messagesEventsFromSse } from '../formats/upstream-events.ts';
-import type { WireFormat } from '../formats/wire.ts';
+import type { TokenUsage, WireFormat } from '../formats/wire.ts';
 import type { SseEvent, Translator } from '../plugin-host/api.ts';
 import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
-import { applyChatChunk, applyMessagesEvent, emptyUsage } from '../usage/normalize.ts';
-import type { TokenUsage } from '../formats/wire.ts';
+import { applyChatChunk, applyMessagesEvent, applyResponsesEvent, emptyUsage } from '../usage/normalize.ts';
 
 /**
  * Everything format-specific about one translated request, decided once: the body to send
@@ -36,6 +31,8 @@ export interface TranslationPlan {
   upstreamStarted(): boolean;
   /** Resolves with the upstream's first event. */
   readonly whenUpstreamStarted: Promise<void>;
+  /** For a Responses client: the stream's position and keepalive (its sequence numbers). */
+  readonly responsesStream?: ResponsesStreamEncoder;
 }
 
 export interface PlanInput {
@@ -72,7 +69,7 @@ export function planTranslation(input: PlanInput): TranslationPlan {
   let started = false;
   let markStarted = (): void => undefined;
   const whenUpstreamStarted = new Promise<void>((resolve) => (markStarted = resolve));
-  const apply = input.translator.upstream === 'chat' ? applyChatChunk : applyMessagesEvent;
+  const apply = APPLY_USAGE[input.translator.upstream];
   async function* tapped(events: AsyncIterable<Json>): AsyncGenerator<Json> {
     for await (const event of events) {
       if (!started) {
@@ -90,8 +87,11 @@ export function planTranslation(input: PlanInput): TranslationPlan {
     streamUsage: () => (seen ? usage : undefined),
     upstreamStarted: () => started,
     whenUpstreamStarted,
+    ...(plan.responsesStream && { responsesStream: plan.responsesStream }),
   };
 }
+
+const APPLY_USAGE = { chat: applyChatChunk, messages: applyMessagesEvent, responses: applyResponsesEvent } as const;
 
 /** Parse upstream SSE, then convert the typed events: two steps, so usage can be read between them. */
 interface FormatPlan {
@@ -99,12 +99,27 @@ interface FormatPlan {
   answer(body: Json): Json;
   parse(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
   convert(events: AsyncIterable<Json>): AsyncIterable<Json>;
+  readonly responsesStream?: ResponsesStreamEncoder;
+}
+
+/** The client side of a request, for the encoders of its answer. */
+function clientSideOf(body: Json, context: { requestId: string; model: string; inputTokensEstimate: number }): ClientSide {
+  const customTools = new Set(asArray(body['tools']).flatMap((t) => (asObject(t)['type'] === 'custom' ? [asString(asObject(t)['name']) ?? ''] : [])));
+  return {
+    id: idOf(context.requestId),
+    model: context.model,
+    created: now(),
+    request: body,
+    includeUsage: asksForUsage(body),
+    inputTokensEstimate: context.inputTokensEstimate,
+    customTools,
+  };
 }
 
 function planFormats(input: PlanInput): FormatPlan {
   const { body, translator, provider, upstreamModel } = input;
-  const parse = (events: AsyncIterable<SseEvent>): AsyncIterable<Json> =>
-    translator.upstream === 'chat' ? chatChunksFromSse(events, provider) : messagesEventsFromSse(events, provider);
+  const upstream = CODECS[translator.upstream];
+  const parse = (events: AsyncIterable<SseEvent>): AsyncIterable<Json> => upstream.parse(events, provider);
   if (translator.upstream === input.clientFormat) {
     // Same format: only the model name changes; events are checked for errors and truncation.
     if (input.clientFormat === 'chat' && body['stream'] === true && !asksForUsage(body)) {
@@ -114,66 +129,39 @@ function planFormats(input: PlanInput): FormatPlan {
     }
     return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: (events) => events };
   }
-  if (translator.upstream === 'chat') {
-    const conversion = messagesToChatRequest(body, {
-      model: upstreamModel,
-      dialect: { ...DEFAULT_CHAT_DIALECT, ...translator.dialect },
-      maxOutputTokens: input.maxOutputTokens,
-    });
-    return {
-      upstreamBody: conversion.body,
-      answer: (answer) => chatToMessage(answer, conversion.toolNames) as unknown as Json,
-      parse,
-      convert: (events) =>
-        chatChunksToMessagesEvents(events, {
-          messageId: `msg_${idOf(input.requestId)}`,
-          model: upstreamModel,
-          inputTokensEstimate: input.inputTokensEstimate,
-          toolNames: conversion.toolNames,
-          provider,
-        }),
-    };
-  }
-  const conversion = chatToMessagesRequest(body, {
+  const client = CODECS[input.clientFormat];
+  const encoded = upstream.encodeRequest(client.decodeRequest(body), {
     model: upstreamModel,
-    dialect: { ...DEFAULT_MESSAGES_DIALECT, ...translator.dialect },
     maxOutputTokens: input.maxOutputTokens,
+    chatDialect: { ...DEFAULT_CHAT_DIALECT, ...(translator.upstream === 'chat' ? translator.dialect : undefined) },
+    messagesDialect: { ...DEFAULT_MESSAGES_DIALECT, ...(translator.upstream === 'messages' ? translator.dialect : undefined) },
   });
-  const created = now();
+  const side: UpstreamSide = encoded.side;
+  const clientSide = clientSideOf(body, { requestId: input.requestId, model: upstreamModel, inputTokensEstimate: input.inputTokensEstimate });
+  const encoder: StreamEncoder = client.streamEncoder(clientSide);
   return {
-    upstreamBody: conversion.body,
-    answer: (answer) => messageToChat(answer, { jsonTool: conversion.jsonTool, created }) as unknown as Json,
+    upstreamBody: encoded.body,
+    answer: (answer) => client.encodeAnswer(upstream.decodeAnswer(answer, side), clientSide),
     parse,
-    convert: (events) =>
-      messagesEventsToChatChunks(events, {
-        id: `chatcmpl-${idOf(input.requestId)}`,
-        created,
-        includeUsage: asksForUsage(body),
-        jsonTool: conversion.jsonTool,
-      }),
+    convert: (events) => translateStream(events, upstream.streamDecoder(side, provider), encoder),
+    ...(input.clientFormat === 'responses' && { responsesStream: encoder as ResponsesStreamEncoder }),
   };
 }
 
 /** A whole answer produced in-process in the other format, converted for the client. */
-export function bridgeBody(from: WireFormat, body: Json): Json {
-  return from === 'chat'
-    ? (chatToMessage(body, new ToolNames()) as unknown as Json)
-    : (messageToChat(body, { jsonTool: null, created: now() }) as unknown as Json);
+export function bridgeBody(from: WireFormat, to: WireFormat, body: Json, context: { requestId: string; model: string }): Json {
+  const client = clientSideOf({}, { ...context, inputTokensEstimate: 0 });
+  return CODECS[to].encodeAnswer(CODECS[from].decodeAnswer(body, { toolNames: new ToolNames(), jsonTool: null }), client);
 }
 
 /** Typed events produced in-process in the other format, converted for the client. */
 export function bridgeEvents(
   from: WireFormat,
+  to: WireFormat,
   events: AsyncIterable<Json>,
-  context: { requestId: string; model: string; inputTokensEstimate: number; includeUsage: boolean; provider: string },
+  context: { requestId: string; model: string; inputTokensEstimate: number; request: Json; provider: string },
 ): AsyncIterable<Json> {
-  return from === 'chat'
-    ? chatChunksToMessagesEvents(events, {
-        messageId: `msg_${idOf(context.requestId)}`,
-        model: context.model,
-        inputTokensEstimate: context.inputTokensEstimate,
-        toolNames: new ToolNames(),
-        provider: context.provider,
-      })
-    : messagesEventsToChatChunks(events, { id: `chatcmpl-${idOf(context.requestId)}`, created: now(), includeUsage: context.includeUsage, jsonTool: null });
+  const client = clientSideOf(context.request, context);
+  const decoder = CODECS[from].streamDecoder({ toolNames: new ToolNames(), jsonTool: null }, context.provider);
+  return translateStream(events, decoder, CODECS[to].streamEncoder(client));
 }

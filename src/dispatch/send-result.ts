@@ -9,7 +9,6 @@ import type { FormattedBody, FormattedStream, PluginResult } from '../plugin-hos
 import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
 import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
-import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
 import { eventWithoutAbsentNulls, withoutAbsentNulls } from '../formats/absent-fields.ts';
 import { costOf } from '../billing/pricing.ts';
@@ -78,7 +77,12 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
       ctx.res.end(streamErrorFrame(ctx.state.surface, err, ctx.state.requestId));
       return SERVED;
     }
-    const sent = result.format !== clientFormat ? bridgeBody(result.format, answer) : clientFormat === 'messages' ? withoutAbsentNulls(answer) : answer;
+    const sent =
+      result.format !== clientFormat
+        ? bridgeBody(result.format, clientFormat, answer, { requestId: ctx.state.requestId, model: route.upstreamModel })
+        : clientFormat === 'messages'
+          ? withoutAbsentNulls(answer)
+          : answer;
     sendBody(ctx, clientFormat, sent);
     return SERVED;
   }
@@ -88,11 +92,11 @@ export async function sendResult(ctx: GatewayContext, result: PluginResult, log:
       ? clientFormat === 'messages'
         ? withoutAbsentNullEvents(events)
         : events
-      : bridgeEvents(result.format, events, {
+      : bridgeEvents(result.format, clientFormat, events, {
           requestId: ctx.state.requestId,
           model: route.upstreamModel,
           inputTokensEstimate: clientFormat === 'messages' ? (ctx.state.reservation?.inputTokens ?? 0) : 0,
-          includeUsage: asksForUsage(body),
+          request: body,
           provider,
         });
   return sendStream(ctx, clientFormat, converted, provider, log, attempt);

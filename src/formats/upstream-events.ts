@@ -48,6 +48,22 @@ export async function* messagesEventsFromSse(events: AsyncIterable<SseEvent>, pr
 }
 
 /**
+ * Responses events; complete only with `response.completed` or `response.incomplete`. A failure
+ * is an `error` event or `response.failed` (responses-api.md §4.4).
+ */
+export async function* responsesEventsFromSse(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
+  for await (const event of events) {
+    const data = parse(event, provider);
+    const type = data['type'];
+    if (event.event === 'error' || type === 'error') throw reportedError(provider, isObject(data['error']) ? data['error'] : data);
+    if (type === 'response.failed') throw reportedError(provider, asObject(asObject(data['response'])['error']));
+    yield data;
+    if (type === 'response.completed' || type === 'response.incomplete') return;
+  }
+  throw ERR.upstreamInterrupted(provider);
+}
+
+/**
  * An error body in any of the three shapes: Anthropic `{type, message}`, OpenAI
  * `{message, type, code}`, OpenRouter `{code: number, message}` (protocol.md §D.10).
  */

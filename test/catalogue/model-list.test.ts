@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { CHAT_PARAMETERS_VIA_MESSAGES, chatToMessagesRequest } from '../../src/formats/convert/chat-to-messages-request.ts';
+import { CHAT_PARAMETERS_VIA_MESSAGES } from '../../src/formats/canonical/chat-request-decode.ts';
+import { chatToMessagesRequest } from '../../src/formats/canonical/pairs.ts';
 import { call, CHAT_HEADERS, KEYS, startGateway, translationConfig, type TestGateway } from '../support/gateway.ts';
 
 type Json = Record<string, unknown>;

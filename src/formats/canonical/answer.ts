@@ -27,8 +27,9 @@
  * 7. **Encoders write what the real API writes, and nothing it never writes**: no `null` where
  *    the API leaves a field out (issue #12).
  *
- * Answers (whole responses) go through this form today; requests and streams follow the same
- * rules as they move over.
+ * Requests (request.ts), answers (this file) and streams (stream.ts) all go through this form;
+ * codecs.ts lists each format's decoders and encoders. A new format adds an entry there: a
+ * request decoder and encoder, an answer decoder and encoder, a stream decoder and encoder.
  */
 import type { Json } from '../convert/json.ts';
 

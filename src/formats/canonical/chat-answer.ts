@@ -65,8 +65,6 @@ export function decodeChatAnswer(completion: Json, toolNames: ToolNames): Canoni
 }
 
 export interface ChatAnswerOptions {
-  /** The forced tool that emulates response_format: its call is the answer's content. */
-  readonly jsonTool: string | null;
   readonly created: number;
 }
 
@@ -81,7 +79,6 @@ export function encodeChatAnswer(answer: CanonicalAnswer, options: ChatAnswerOpt
   const reasoning: string[] = [];
   const details: Json[] = [];
   let refusal: string | null = null;
-  let answeredByJsonTool = false;
   for (const block of answer.blocks) {
     switch (block.type) {
       case 'text':
@@ -94,12 +91,7 @@ export function encodeChatAnswer(answer: CanonicalAnswer, options: ChatAnswerOpt
         refusal = (refusal ?? '') + block.text;
         break;
       case 'tool_call':
-        if (options.jsonTool !== null && block.name === options.jsonTool) {
-          texts.push(block.arguments);
-          answeredByJsonTool = true;
-        } else {
-          toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } });
-        }
+        toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } });
         break;
       case 'reasoning':
         reasoning.push(block.text);
@@ -124,7 +116,7 @@ export function encodeChatAnswer(answer: CanonicalAnswer, options: ChatAnswerOpt
         index: 0,
         message: message as unknown as ChatCompletion['choices'][number]['message'],
         logprobs: null,
-        finish_reason: answeredByJsonTool && answer.stop === 'tool_use' ? 'stop' : finishFromStopReason(answer.stop),
+        finish_reason: finishFromStopReason(answer.stop),
         // Chat has no field for the matched stop sequence; vLLM's `stop_reason` carries it (peers.md §2 #20).
         ...(answer.stop === 'stop_sequence' && answer.stopSequence !== undefined && { stop_reason: answer.stopSequence }),
       },
@@ -138,5 +130,17 @@ export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   return asArray(content)
     .map((part) => asString(asObject(part)['text']) ?? '')
+    .join('');
+}
+
+/**
+ * Images a Chat model generated (OpenRouter's `images`, protocol.md §C.4), for a stream's text
+ * deltas: most formats' answers cannot hold images, so they become Markdown images (peers.md §2 #34).
+ */
+export function imagesAsMarkdown(images: unknown): string {
+  return asArray(images)
+    .map((raw) => asString(asObject(asObject(raw)['image_url'])['url']))
+    .filter((url): url is string => url !== undefined && url !== '')
+    .map(imageMarkdown)
     .join('');
 }

@@ -9,9 +9,11 @@ const STOPS: ReadonlySet<string> = new Set<CanonicalStop>(['end_turn', 'max_toke
 /**
  * A Message → canonical. Server-tool blocks (`server_tool_use`, `web_search_tool_result`…) are
  * Anthropic's bookkeeping of tools it ran itself: no other format has a field for them, so they
- * are left out here (the rule 1 exception, canonical/answer.ts).
+ * are left out here (the rule 1 exception, canonical/answer.ts). `jsonTool` names the forced tool
+ * that emulated structured output for this upstream (messages-request-encode.ts).
  */
-export function decodeMessagesAnswer(message: Json): CanonicalAnswer {
+export function decodeMessagesAnswer(message: Json, jsonTool: string | null = null): CanonicalAnswer {
+  let answeredByJsonTool = false;
   const blocks: CanonicalBlock[] = [];
   for (const raw of asArray(message['content'])) {
     const block = asObject(raw);
@@ -20,6 +22,12 @@ export function decodeMessagesAnswer(message: Json): CanonicalAnswer {
         blocks.push({ type: 'text', text: asString(block['text']) ?? '' });
         break;
       case 'tool_use':
+        // The forced tool that emulates structured output: its input is the answer's text.
+        if (jsonTool !== null && block['name'] === jsonTool) {
+          answeredByJsonTool = true;
+          blocks.push({ type: 'text', text: JSON.stringify(block['input'] ?? {}) });
+          break;
+        }
         blocks.push({ type: 'tool_call', id: asString(block['id']) ?? '', name: asString(block['name']) ?? '', arguments: JSON.stringify(block['input'] ?? {}) });
         break;
       case 'thinking': {
@@ -34,7 +42,8 @@ export function decodeMessagesAnswer(message: Json): CanonicalAnswer {
         break;
     }
   }
-  const stop = asString(message['stop_reason']) ?? 'end_turn';
+  const reason = asString(message['stop_reason']) ?? 'end_turn';
+  const stop = answeredByJsonTool && reason === 'tool_use' ? 'end_turn' : reason;
   return {
     id: asString(message['id']),
     model: asString(message['model']) ?? '',

@@ -1,15 +1,18 @@
 import { asArray, asObject, asString, type Json } from '../convert/json.ts';
+import type { ToolNames } from '../convert/tool-names.ts';
 import { tokenCount as count } from '../convert/usage.ts';
-import { imageMarkdown, type CanonicalAnswer, type CanonicalBlock } from './answer.ts';
+import { imageMarkdown, type CanonicalAnswer, type CanonicalBlock, type CanonicalStop, type CanonicalUsage } from './answer.ts';
+import { freeformInput } from './request.ts';
+import { packForClient, reasoningFromUpstream } from './responses-reasoning.ts';
 
 /**
  * Responses answers ⇄ canonical (issue #14; responses-api.md §3). Output items map onto blocks:
  * a `message`'s `output_text` parts are text and its `refusal` parts refusals; a `reasoning` item
- * is reasoning (its summary as the text, its `encrypted_content` as the signature to carry back)
- * or, with no summary, opaque reasoning; a `function_call` is a tool call whose `call_id` is the
- * id. Usage: `input_tokens` includes the cached ones, as in Chat.
+ * is reasoning (its summary as the text, the item itself as the signature to carry back:
+ * responses-reasoning.ts); a `function_call` is a tool call whose `call_id` is the id, its name
+ * restored to the client's. Usage: `input_tokens` includes the cached ones, as in Chat.
  */
-export function decodeResponsesAnswer(response: Json): CanonicalAnswer {
+export function decodeResponsesAnswer(response: Json, toolNames?: ToolNames): CanonicalAnswer {
   const blocks: CanonicalBlock[] = [];
   for (const raw of asArray(response['output'])) {
     const item = asObject(raw);
@@ -21,34 +24,39 @@ export function decodeResponsesAnswer(response: Json): CanonicalAnswer {
           else blocks.push({ type: 'text', text: asString(part['text']) ?? '' });
         }
         break;
-      case 'reasoning': {
-        const text = asArray(item['summary']).map((s) => asString(asObject(s)['text']) ?? '').join('');
-        const encrypted = asString(item['encrypted_content']);
-        if (text === '' && encrypted !== undefined) blocks.push({ type: 'opaque_reasoning', data: encrypted });
-        else blocks.push({ type: 'reasoning', text, ...(encrypted !== undefined && { signature: encrypted }) });
+      case 'reasoning':
+        blocks.push({ type: 'reasoning', ...reasoningFromUpstream(item) });
+        break;
+      case 'function_call': {
+        const name = asString(item['name']) ?? '';
+        blocks.push({ type: 'tool_call', id: asString(item['call_id']) ?? asString(item['id']) ?? '', name: toolNames ? toolNames.client(name) : name, arguments: asString(item['arguments']) ?? '' });
         break;
       }
-      case 'function_call':
-        blocks.push({ type: 'tool_call', id: asString(item['call_id']) ?? asString(item['id']) ?? '', name: asString(item['name']) ?? '', arguments: asString(item['arguments']) ?? '' });
-        break;
       default:
         break; // hosted tools' items (web_search_call…) are the upstream's own bookkeeping
     }
   }
-  const usage = asObject(response['usage']);
-  const input = count(usage['input_tokens']);
-  const cacheRead = Math.min(input, count(asObject(usage['input_tokens_details'])['cached_tokens']));
-  const output = count(usage['output_tokens']);
-  const incomplete = asString(asObject(response['incomplete_details'])['reason']);
-  const called = blocks.some((b) => b.type === 'tool_call');
   return {
     id: asString(response['id']),
     model: asString(response['model']) ?? '',
     blocks,
-    stop: incomplete === 'max_output_tokens' ? 'max_tokens' : incomplete === 'content_filter' ? 'refusal' : called ? 'tool_use' : 'end_turn',
+    stop: responsesStop(response, blocks.some((b) => b.type === 'tool_call')),
     stopSequence: undefined,
-    usage: { input: input - cacheRead, output, cacheRead, cacheWrite: 0, reasoning: count(asObject(usage['output_tokens_details'])['reasoning_tokens']) },
+    usage: responsesUsage(asObject(response['usage'])),
   };
+}
+
+/** A response's status as a stop reason (responses-api.md §7.3). */
+export function responsesStop(response: Json, called: boolean): CanonicalStop {
+  const incomplete = asString(asObject(response['incomplete_details'])['reason']);
+  return incomplete === 'max_output_tokens' ? 'max_tokens' : incomplete === 'content_filter' ? 'refusal' : called ? 'tool_use' : 'end_turn';
+}
+
+export function responsesUsage(usage: Json): CanonicalUsage {
+  const input = count(usage['input_tokens']);
+  const cacheRead = Math.min(input, count(asObject(usage['input_tokens_details'])['cached_tokens']));
+  const output = count(usage['output_tokens']);
+  return { input: input - cacheRead, output, cacheRead, cacheWrite: 0, reasoning: count(asObject(usage['output_tokens_details'])['reasoning_tokens']) };
 }
 
 export interface ResponsesAnswerOptions {
@@ -57,6 +65,23 @@ export interface ResponsesAnswerOptions {
   readonly createdAt: number;
   /** The request, whose settings a response echoes (responses-api.md §3: required fields). */
   readonly request: Json;
+  /** The client's freeform tools (`custom`), whose calls are `custom_tool_call` items. */
+  readonly customTools?: ReadonlySet<string>;
+}
+
+/** Item builders, shared with the stream encoder so a streamed item and the final one agree. */
+export const outputText = (text: string): Json => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+
+export function reasoningItem(id: string, text: string, carried: { signature?: string | undefined; data?: string | undefined }): Json {
+  const encrypted = packForClient(carried);
+  return { id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }], ...(encrypted !== undefined && { encrypted_content: encrypted }) };
+}
+
+export function callItem(id: string, call: { id: string; name: string; arguments: string }, customTools: ReadonlySet<string> | undefined): Json {
+  // Every call needs a non-empty call_id (the openai SDK's strict accumulator; responses-api.md §4.3).
+  const callId = call.id === '' ? `call_${id.slice(id.indexOf('_') + 1)}` : call.id;
+  if (customTools?.has(call.name)) return { id, type: 'custom_tool_call', status: 'completed', call_id: callId, name: call.name, input: freeformInput(call.arguments) };
+  return { id, type: 'function_call', status: 'completed', call_id: callId, name: call.name, arguments: call.arguments };
 }
 
 /**
@@ -84,7 +109,7 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
       const last = content.at(-1);
       const text = block.type === 'text' ? block.text : imageMarkdown(block.url);
       if (block.type === 'image' && last?.['type'] === 'output_text') last['text'] = String(last['text']) + text;
-      else content.push({ type: 'output_text', text, annotations: [], logprobs: [] });
+      else content.push(outputText(text));
       continue;
     }
     if (block.type === 'refusal') {
@@ -92,19 +117,20 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
       continue;
     }
     message = null;
-    if (block.type === 'reasoning') {
-      output.push({ id: itemId('rs'), type: 'reasoning', summary: block.text === '' ? [] : [{ type: 'summary_text', text: block.text }], ...(block.signature ? { encrypted_content: block.signature } : {}) });
-    } else if (block.type === 'opaque_reasoning') {
-      output.push({ id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: block.data });
-    } else {
-      // Every call needs a non-empty call_id (the openai SDK's strict accumulator; responses-api.md §4.3).
-      const id = itemId('fc');
-      output.push({ id, type: 'function_call', status: 'completed', call_id: block.id === '' ? `call_${id.slice(3)}` : block.id, name: block.name, arguments: block.arguments });
-    }
+    if (block.type === 'reasoning') output.push(reasoningItem(itemId('rs'), block.text, block));
+    else if (block.type === 'opaque_reasoning') output.push(reasoningItem(itemId('rs'), '', block));
+    else output.push(callItem(itemId(options.customTools?.has(block.name) ? 'ctc' : 'fc'), block, options.customTools));
   }
+  return responseOf(output, answer, options);
+}
+
+/**
+ * The response around its output items: status from the stop, the request's settings echoed,
+ * complete usage. A length stop, or a refusal the upstream's filter made rather than the model
+ * said (Chat's content_filter), ends `incomplete` with its reason (responses-api.md §7.3).
+ */
+export function responseOf(output: Json[], answer: Pick<CanonicalAnswer, 'model' | 'stop' | 'usage' | 'blocks'>, options: ResponsesAnswerOptions): Json {
   const { usage } = answer;
-  // A length stop, or a refusal the upstream's filter made rather than the model said
-  // (Chat's content_filter), ends `incomplete` with its reason (responses-api.md §7.3).
   const filtered = answer.stop === 'refusal' && !answer.blocks.some((b) => b.type === 'refusal');
   const reason = answer.stop === 'max_tokens' || answer.stop === 'model_context_window_exceeded' ? 'max_output_tokens' : filtered ? 'content_filter' : undefined;
   const incomplete = reason !== undefined;

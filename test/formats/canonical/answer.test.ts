@@ -33,7 +33,7 @@ describe('canonical answers', () => {
 
   it('a Chat completion with a tool call decodes and encodes back to its message, finish and counts', () => {
     const completion = fixture('openai/tool-call.json');
-    const again = encodeChatAnswer(decodeChatAnswer(completion, new ToolNames()), { jsonTool: null, created: 1699896916 }) as unknown as Json;
+    const again = encodeChatAnswer(decodeChatAnswer(completion, new ToolNames()), { created: 1699896916 }) as unknown as Json;
     const choice = (again['choices'] as Json[])[0] as Json;
     const original = ((completion['choices'] as Json[])[0] as Json)['message'] as Json;
     expect(choice['message']).to.deep.equal({ role: 'assistant', content: null, refusal: null, tool_calls: original['tool_calls'] });
@@ -48,7 +48,7 @@ describe('canonical answers', () => {
       new ToolNames(),
     );
     expect(chat.usage).to.deep.equal({ input: 30, output: 40, cacheRead: 60, cacheWrite: 10, reasoning: 25 });
-    expect(encodeChatAnswer(chat, { jsonTool: null, created: 0 }).usage).to.deep.include({ prompt_tokens: 100, completion_tokens: 40 });
+    expect(encodeChatAnswer(chat, { created: 0 }).usage).to.deep.include({ prompt_tokens: 100, completion_tokens: 40 });
   });
 
   it('blocks a format has no field for: images into the text they follow, a refusal as text with its stop reason', () => {
@@ -71,7 +71,7 @@ describe('canonical answers', () => {
       { type: 'text', text: 'I cannot draw that.' },
     ]);
     expect(message.stop_reason).to.equal('refusal');
-    const chat = encodeChatAnswer(answer, { jsonTool: null, created: 0 });
+    const chat = encodeChatAnswer(answer, { created: 0 });
     expect(chat.choices[0]?.message).to.deep.include({ refusal: 'I cannot draw that.' });
     expect(chat.choices[0]?.finish_reason).to.equal('content_filter');
   });
@@ -106,7 +106,7 @@ describe('canonical answers', () => {
     expect(answer.stop).to.equal('tool_use');
     const message = encodeMessagesAnswer(answer);
     expect(message.content).to.deep.equal([{ type: 'tool_use', id: 'call_abc', name: 'weather', input: { city: 'Rome' } }]);
-    const chat = encodeChatAnswer(decodeMessagesAnswer(message as unknown as Json), { jsonTool: null, created: 0 });
+    const chat = encodeChatAnswer(decodeMessagesAnswer(message as unknown as Json), { created: 0 });
     expect(chat.choices[0]?.message.tool_calls?.[0]).to.deep.include({ id: 'call_abc' });
     const back = encodeResponsesAnswer(decodeChatAnswer(chat as unknown as Json, new ToolNames()), { id: 'resp_2', createdAt: 0, request: {} });
     expect((back['output'] as Json[])[0]).to.deep.include({ type: 'function_call', call_id: 'call_abc', name: 'weather', arguments: '{"city":"Rome"}' });

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { chatToMessage } from '../../../src/formats/convert/chat-to-messages-response.ts';
-import { chatChunksToMessagesEvents } from '../../../src/formats/convert/chat-to-messages-stream.ts';
+import { chatToMessage } from '../../../src/formats/canonical/pairs.ts';
+import { chatChunksToMessagesEvents } from '../../../src/formats/canonical/pairs.ts';
 import { ToolNames } from '../../../src/formats/convert/tool-names.ts';
 import { DEFAULT_CHAT_DIALECT } from '../../../src/formats/convert/dialect.ts';
-import { messagesToChatRequest } from '../../../src/formats/convert/messages-to-chat-request.ts';
+import { messagesToChatRequest } from '../../../src/formats/canonical/pairs.ts';
 import { chatChunksFromSse } from '../../../src/formats/upstream-events.ts';
 import { decodeSse } from '../../../src/sse/decode.ts';
 import { GatewayError } from '../../../src/errors.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chatToMessagesRequest } from '../../../src/formats/convert/chat-to-messages-request.ts';
+import { chatToMessagesRequest } from '../../../src/formats/canonical/pairs.ts';
 import { DEFAULT_MESSAGES_DIALECT } from '../../../src/formats/convert/dialect.ts';
 import { GatewayError } from '../../../src/errors.ts';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { messageToChat } from '../../../src/formats/convert/messages-to-chat-response.ts';
-import { messagesEventsToChatChunks } from '../../../src/formats/convert/messages-to-chat-stream.ts';
+import { messageToChat } from '../../../src/formats/canonical/pairs.ts';
+import { messagesEventsToChatChunks } from '../../../src/formats/canonical/pairs.ts';
 import { messagesEventsFromSse } from '../../../src/formats/upstream-events.ts';
 import { decodeSse } from '../../../src/sse/decode.ts';
 import { GatewayError } from '../../../src/errors.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_CHAT_DIALECT, type ChatDialect } from '../../../src/formats/convert/dialect.ts';
-import { messagesToChatRequest } from '../../../src/formats/convert/messages-to-chat-request.ts';
+import { messagesToChatRequest } from '../../../src/formats/canonical/pairs.ts';
 import { GatewayError } from '../../../src/errors.ts';
 
 type Json = Record<string, unknown>;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
-import { chatChunksToMessagesEvents } from '../../../src/formats/convert/chat-to-messages-stream.ts';
-import { messagesEventsToChatChunks } from '../../../src/formats/convert/messages-to-chat-stream.ts';
+import { chatChunksToMessagesEvents } from '../../../src/formats/canonical/pairs.ts';
+import { messagesEventsToChatChunks } from '../../../src/formats/canonical/pairs.ts';
 import { ToolNames } from '../../../src/formats/convert/tool-names.ts';
 import { chatChunksFromSse, messagesEventsFromSse } from '../../../src/formats/upstream-events.ts';
 import { decodeSse } from '../../../src/sse/decode.ts';

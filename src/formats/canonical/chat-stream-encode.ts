@@ -1,0 +1,117 @@
+import type { Json } from '../convert/json.ts';
+import { finishFromStopReason, type FinishReason } from '../convert/stop-reason.ts';
+import { chatUsageOf } from '../convert/usage.ts';
+import { REASONING_FORMAT } from './chat-answer.ts';
+import type { CanonicalEvent, StreamEncoder } from './stream.ts';
+
+/**
+ * Canonical events → Chat Completions chunks (protocol.md §D.9).
+ * - A role delta comes first. Tool calls are numbered 0, 1… among tool calls only; the first
+ *   delta of each carries index, id, type and name, the rest only index and argument text, and
+ *   an empty fragment is never sent (peers.md §2 #6).
+ * - Reasoning streams as `reasoning` text for display. The `reasoning_details` (text and
+ *   signature of every reasoning block, which a client must send back for Claude to continue a
+ *   tool loop) go out once, complete, just before the finish chunk: the OpenAI SDK's accumulator
+ *   keeps only the last value of such fields, so fragments would lose all but the last.
+ * - The finish_reason chunk comes at `stop`; the usage chunk (`choices: []`) only when the
+ *   client asked for stream_options.include_usage. The core ends the stream with `[DONE]`.
+ */
+export interface ChatStreamOptions {
+  readonly id: string;
+  readonly created: number;
+  /** Until the upstream names its model. */
+  readonly model: string;
+  readonly includeUsage: boolean;
+}
+
+type BlockRole = { kind: 'other' } | { kind: 'tool'; toolIndex: number } | { kind: 'reasoning'; item: number; text: string; signature: string };
+
+export class ChatStreamEncoder implements StreamEncoder {
+  readonly #options: ChatStreamOptions;
+  #model: string;
+  #toolCount = 0;
+  #reasoningItems = 0;
+  readonly #details: Json[] = [];
+  readonly #blocks = new Map<number, BlockRole>();
+
+  constructor(options: ChatStreamOptions) {
+    this.#options = options;
+    this.#model = options.model;
+  }
+
+  open(): void {
+    // Chat has nothing to say before the upstream does.
+  }
+
+  #chunk(delta: Json, finish: FinishReason | null = null): Json {
+    return {
+      id: this.#options.id,
+      object: 'chat.completion.chunk',
+      created: this.#options.created,
+      model: this.#model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      ...(this.#options.includeUsage && { usage: null }),
+    };
+  }
+
+  push(event: CanonicalEvent, out: Json[]): void {
+    switch (event.type) {
+      case 'start':
+        if (event.model) this.#model = event.model;
+        out.push(this.#chunk({ role: 'assistant', content: '' }));
+        break;
+      case 'block': {
+        const { block } = event;
+        if (block.type === 'tool_call') {
+          const toolIndex = this.#toolCount++;
+          this.#blocks.set(event.index, { kind: 'tool', toolIndex });
+          out.push(this.#chunk({ tool_calls: [{ index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments ?? '' } }] }));
+        } else if (block.type === 'reasoning') {
+          this.#blocks.set(event.index, { kind: 'reasoning', item: this.#reasoningItems++, text: '', signature: '' });
+        } else if (block.type === 'opaque_reasoning') {
+          this.#details.push({ type: 'reasoning.encrypted', data: block.data, format: REASONING_FORMAT, index: this.#reasoningItems++ });
+        }
+        break;
+      }
+      case 'text':
+        out.push(this.#chunk({ content: event.text }));
+        break;
+      case 'arguments': {
+        const role = this.#blocks.get(event.index);
+        if (role?.kind === 'tool') out.push(this.#chunk({ tool_calls: [{ index: role.toolIndex, function: { arguments: event.json } }] }));
+        break;
+      }
+      case 'reasoning': {
+        const role = this.#blocks.get(event.index);
+        if (role?.kind !== 'reasoning') break;
+        role.text += event.text;
+        out.push(this.#chunk({ reasoning: event.text }));
+        break;
+      }
+      case 'signature': {
+        // Kept for the block's complete reasoning_details item at its stop.
+        const role = this.#blocks.get(event.index);
+        if (role?.kind === 'reasoning') role.signature = event.signature;
+        break;
+      }
+      case 'block_stop': {
+        const role = this.#blocks.get(event.index);
+        if (role?.kind === 'reasoning') {
+          this.#details.push({ type: 'reasoning.text', text: role.text, signature: role.signature, format: REASONING_FORMAT, index: role.item });
+        }
+        break;
+      }
+      case 'stop': {
+        if (this.#details.length > 0) out.push(this.#chunk({ reasoning_details: this.#details.splice(0) }));
+        const finish = this.#chunk({}, finishFromStopReason(event.stop));
+        if (event.stop === 'stop_sequence' && event.stopSequence !== undefined) (finish['choices'] as Json[])[0]!['stop_reason'] = event.stopSequence;
+        out.push(finish);
+        if (this.#options.includeUsage) {
+          const usage = event.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+          out.push({ ...this.#chunk({}), choices: [], usage: chatUsageOf(usage) });
+        }
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { Json } from '../convert/json.ts';
+import type { CanonicalStop, CanonicalUsage } from './answer.ts';
+
+/**
+ * The canonical stream (issue #14): an answer as it arrives, one event at a time, in no wire
+ * format. The rules of canonical/answer.ts hold, and these:
+ *
+ * 11. **Blocks never interleave.** A block opens (`block`), takes deltas, and closes
+ *    (`block_stop`) before the next opens; indices run 0, 1, 2… A decoder whose upstream
+ *    interleaves (Chat's parallel tool calls) holds what it must and sends it whole, so every
+ *    encoder can stay a simple mapping.
+ * 12. **One `start`, one `stop`.** `start` when the upstream first speaks; `stop` once, with the
+ *    stop reason and the final usage (absent when the upstream reported none). Nothing follows.
+ * 13. **Decoders and encoders are synchronous**, pushing into an array the caller drains: the
+ *    per-chunk path has one async step (the upstream read), however many formats it crosses.
+ */
+export type CanonicalStreamBlock =
+  | { readonly type: 'text' }
+  | { readonly type: 'reasoning' }
+  | { readonly type: 'opaque_reasoning'; readonly data: string }
+  /** `arguments`: what a start already carried (a Messages tool_use with its input filled in). */
+  | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly arguments?: string };
+
+export type CanonicalEvent =
+  | { readonly type: 'start'; readonly id?: string | undefined; readonly model?: string | undefined }
+  | { readonly type: 'block'; readonly index: number; readonly block: CanonicalStreamBlock }
+  | { readonly type: 'text'; readonly index: number; readonly text: string }
+  | { readonly type: 'reasoning'; readonly index: number; readonly text: string }
+  | { readonly type: 'signature'; readonly index: number; readonly signature: string }
+  | { readonly type: 'arguments'; readonly index: number; readonly json: string }
+  | { readonly type: 'block_stop'; readonly index: number }
+  | { readonly type: 'stop'; readonly stop: CanonicalStop; readonly stopSequence: string | undefined; readonly usage: CanonicalUsage | undefined };
+
+/** A wire format's stream (typed events, already parsed from SSE) → canonical events. */
+export interface StreamDecoder {
+  push(input: Json, out: CanonicalEvent[]): void;
+  /** The input ended cleanly (a parser throws on a cut stream before this). */
+  end(out: CanonicalEvent[]): void;
+}
+
+/** Canonical events → a wire format's typed events. */
+export interface StreamEncoder {
+  /** Events to send before the upstream has said anything (Messages' message_start and ping). */
+  open(out: Json[]): void;
+  push(event: CanonicalEvent, out: Json[]): void;
+}
+
+/** One format's stream in another's: one async step per upstream event (rule 13). */
+export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder): AsyncGenerator<Json> {
+  const canonical: CanonicalEvent[] = [];
+  const out: Json[] = [];
+  encoder.open(out);
+  yield* out.splice(0);
+  for await (const input of inputs) {
+    decoder.push(input, canonical);
+    if (canonical.length === 0) continue;
+    for (const event of canonical) encoder.push(event, out);
+    canonical.length = 0;
+    yield* out.splice(0);
+  }
+  decoder.end(canonical);
+  for (const event of canonical) encoder.push(event, out);
+  yield* out;
+}
