@@ -237,6 +237,13 @@ export const ERR = {
       param,
       chatCode: 'previous_response_not_found',
     }),
+  responseKeptByJunction: (id: string, model: string, param: string) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_RESPONSE_ELSEWHERE',
+      message: `'${id.slice(0, 100)}' was answered by translation and is kept by Junction, but model "${model}" is served natively by an upstream that cannot see it; continue it on a translated model, or send the whole conversation as input`,
+      param,
+    }),
   responseElsewhere: (id: string, provider: string, model: string, param = 'previous_response_id') =>
     new GatewayError({
       status: 400,

@@ -33,7 +33,7 @@ export default definePlugin<MessagesProviderOptions>({
       },
       translate: {
         upstream: 'messages',
-        endpoints: ['chat_completions'],
+        endpoints: ['chat_completions', 'responses'],
         dialect: defaultMaxTokens === undefined ? {} : { defaultMaxTokens },
         request: (body) => ({ url: `${base}/v1/messages`, headers: { ...headers, 'anthropic-version': API_VERSION }, body }),
       },

@@ -13,8 +13,8 @@ const REASONING_FIELDS = {
 
 /**
  * `openai`: any upstream that speaks OpenAI Chat Completions (OpenAI, OpenRouter, DeepSeek, Groq,
- * vLLM, Ollama…), and the Responses API where `options.formats` says so (issue #14). Chat Completions,
- * Responses, embeddings, images and audio go through natively, byte for byte; Messages requests are
+ * vLLM, Ollama…), and the Responses API where `options.formats` says so (issue #14). The formats it
+ * speaks, embeddings, images and audio go through natively, byte for byte; the others are
  * translated by the core, in the dialect the options describe. `base_url` follows the OpenAI
  * SDK's convention: it includes `/v1` (or the vendor's equivalent prefix).
  */
@@ -53,14 +53,11 @@ export default definePlugin<ChatProviderOptions>({
         headers,
         forwardHeaders: provider.options.forward_headers?.map((h) => h.toLowerCase()) ?? [],
       },
-      ...(chat && {
-        translate: {
-          upstream: 'chat',
-          endpoints: ['messages'],
-          dialect,
-          request: (body) => ({ url, headers, body }),
-        },
-      }),
+      // What the upstream does not speak is translated: to Chat Completions when it has it (the
+      // Responses API too, when it has not that), else to the Responses API (a Responses-only model).
+      translate: chat
+        ? { upstream: 'chat', endpoints: formats.includes('responses') ? ['messages'] : ['messages', 'responses'], dialect, request: (body) => ({ url, headers, body }) }
+        : { upstream: 'responses', endpoints: ['messages', 'chat_completions'], request: (body) => ({ url: `${base}/responses`, headers, body }) },
     };
   },
 });

@@ -6,9 +6,9 @@ import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../f
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { FormattedBody, FormattedStream, PluginResult } from '../plugin-host/api.ts';
-import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame } from '../sse/encode.ts';
+import { CHAT_DONE_FRAME, chatChunkFrame, messagesEventFrame, streamErrorFrame, type ResponsesPosition } from '../sse/encode.ts';
 import { SseWriter } from '../sse/writer.ts';
-import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, emptyUsage } from '../usage/normalize.ts';
+import { applyChatChunk, applyChatUsage, applyMessagesEvent, applyMessagesUsage, applyResponsesEvent, applyResponsesUsage, emptyUsage } from '../usage/normalize.ts';
 import { bridgeBody, bridgeEvents } from './bridge.ts';
 import { eventWithoutAbsentNulls, withoutAbsentNulls } from '../formats/absent-fields.ts';
 import { costOf } from '../billing/pricing.ts';
@@ -106,6 +106,7 @@ export function sendBody(ctx: GatewayContext, format: WireFormat, body: Json): v
   ctx.state.outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   const usage = emptyUsage();
   if (format === 'messages') applyMessagesUsage(usage, body['usage']);
+  else if (format === 'responses') applyResponsesUsage(usage, body['usage']);
   else applyChatUsage(usage, body['usage']);
   ctx.state.outcome.usage = usage;
   ctx.body = format === 'chat' ? withCost(body, usage, ctx) : body;
@@ -134,6 +135,7 @@ export async function sendStream(
   attempt: Attempt,
   onWait?: (waiting: boolean) => void,
   upstream?: { started(): boolean; readonly whenStarted: Promise<void> },
+  responses?: ResponsesStreamHooks,
 ): Promise<AttemptResult> {
   const { surface, requestId, outcome } = ctx.state;
   const iterator = events[Symbol.asyncIterator]();
@@ -173,19 +175,23 @@ export async function sendStream(
   outcome.firstByteMs ??= performance.now() - ctx.state.startedAt;
   attempt.commit();
   ctx.respond = false;
-  const writer = new SseWriter(ctx.res, surface, attempt.keepaliveMs, onWait);
+  const keepalive = responses ? (): string => messagesEventFrame(responses.keepalive() as { type: string }) : undefined;
+  const writer = new SseWriter(ctx.res, surface, attempt.keepaliveMs, onWait, keepalive);
   writer.start();
   const usage: TokenUsage = emptyUsage();
   let sawUsage = false;
   let outputChars = 0;
-  const isMessages = format === 'messages';
+  // Messages and Responses events are named (`event:` lines); Chat chunks are data only.
+  const isChat = format === 'chat';
+  const applyUsage = format === 'messages' ? applyMessagesEvent : format === 'responses' ? applyResponsesEvent : applyChatChunk;
+  const deltaChars = format === 'messages' ? messagesDeltaChars : format === 'responses' ? responsesDeltaChars : chatDeltaChars;
   const send = async (value: Json): Promise<void> => {
     let event = value;
-    const carriesUsage = isMessages ? applyMessagesEvent(usage, event) : applyChatChunk(usage, event);
+    const carriesUsage = applyUsage(usage, event);
     if (carriesUsage) sawUsage = true;
-    if (carriesUsage && !isMessages) event = withCost(event, usage, ctx);
-    outputChars += isMessages ? messagesDeltaChars(event) : chatDeltaChars(event);
-    await writer.write(isMessages ? messagesEventFrame(event as { type: string }) : chatChunkFrame(event));
+    if (carriesUsage && isChat) event = withCost(event, usage, ctx);
+    outputChars += deltaChars(event);
+    await writer.write(isChat ? chatChunkFrame(event) : messagesEventFrame(event as { type: string }));
   };
   try {
     for (const event of early) await send(event);
@@ -199,11 +205,11 @@ export async function sendStream(
       outcome.error = CLIENT_DISCONNECTED;
       await iterator.return?.();
     }
-    writer.end(isMessages ? undefined : CHAT_DONE_FRAME);
+    writer.end(isChat ? CHAT_DONE_FRAME : undefined);
   } catch (err) {
     const failure = asFailure(err, provider, requestId, log);
     outcome.error = writer.closed ? CLIENT_DISCONNECTED : failure.code;
-    writer.end(streamErrorFrame(surface, failure, requestId));
+    writer.end(streamErrorFrame(surface, failure, requestId, responses?.position()));
   } finally {
     if (sawUsage) outcome.usage = usage;
     outcome.outputEstimate = Math.ceil(outputChars / 4);
@@ -217,6 +223,18 @@ async function* withoutAbsentNullEvents(events: AsyncIterable<Json>): AsyncGener
 }
 
 const STARTED: unique symbol = Symbol('upstream started');
+
+/** A Responses stream's own state, which its keepalives and in-band error continue. */
+export interface ResponsesStreamHooks {
+  keepalive(): Json;
+  position(): ResponsesPosition;
+}
+
+/** Characters of model output in a Responses delta event. */
+function responsesDeltaChars(event: Json): number {
+  const delta = event['delta'];
+  return typeof delta === 'string' && event['type'] !== 'response.custom_tool_call_input.delta' ? delta.length : 0;
+}
 
 /** Characters of model output in a Messages delta event, for the estimate of a cut stream. */
 function messagesDeltaChars(event: Json): number {

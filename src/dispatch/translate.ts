@@ -1,5 +1,5 @@
 import { ERR, GatewayError, errorTypeForStatus } from '../errors.ts';
-import { isObject, type Json } from '../formats/convert/json.ts';
+import { asArray, asObject, isObject, type Json } from '../formats/convert/json.ts';
 import { failureInAnswer } from '../formats/upstream-events.ts';
 import { FORMAT_OF } from '../formats/wire.ts';
 import type { GatewayContext } from '../http/state.ts';
@@ -9,7 +9,7 @@ import { errorFromBody, readErrorBody, retryHeaders } from '../proxy/upstream-er
 import { UpstreamTimers } from '../proxy/upstream-timers.ts';
 import type { Logger } from '../log.ts';
 import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
-import type { ChatRequest, MessagesRequest } from '../formats/wire.ts';
+import type { ChatRequest, MessagesRequest, ResponsesRequest } from '../formats/wire.ts';
 import { decodeSse } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { postJson, type UpstreamAnswer } from '../proxy/upstream-client.ts';
@@ -84,7 +84,10 @@ export async function serveTranslated(
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
       const upstream = { started: plan.upstreamStarted, whenStarted: plan.whenUpstreamStarted };
-      return await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait, upstream);
+      const served = await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait, upstream, plan.responsesStream);
+      const final = plan.responsesStream?.response();
+      if (final && outcome.error === undefined) keepResponse(ctx, final);
+      return served;
     } finally {
       // After a clean end, drain the little that is left so the socket returns to the pool; after
       // a failure (the client left, an error mid-way) stop the upstream instead of letting it run.
@@ -113,15 +116,30 @@ export async function serveTranslated(
   const failure = failureInAnswer(answer, provider);
   if (failure) return failed(failureOf(failure));
   attempt.commit();
-  sendBody(ctx, clientFormat, plan.answer(answer));
+  const converted = plan.answer(answer);
+  if (clientFormat === 'responses') keepResponse(ctx, converted);
+  sendBody(ctx, clientFormat, converted);
   return SERVED;
 }
 
+/** A translated Responses answer: Junction keeps it, as its upstream was asked not to (issue #14). */
+function keepResponse(ctx: GatewayContext, response: Json): void {
+  const { outcome } = ctx.state;
+  outcome.responseId = String(response['id']);
+  outcome.responseItems = asArray(response['output']).map((item) => String(asObject(item)['id']));
+  outcome.keptResponse = response;
+}
+
 function buildRequest(translator: Translator, body: Json, call: CallContext): UpstreamRequest | Promise<UpstreamRequest> {
-  // The body was produced by the shared converters for this upstream's format.
-  return translator.upstream === 'chat'
-    ? translator.request(body as unknown as ChatRequest, call)
-    : translator.request(body as unknown as MessagesRequest, call);
+  // The body was produced by the shared encoders for this upstream's format.
+  switch (translator.upstream) {
+    case 'chat':
+      return translator.request(body as unknown as ChatRequest, call);
+    case 'messages':
+      return translator.request(body as unknown as MessagesRequest, call);
+    case 'responses':
+      return translator.request(body as unknown as ResponsesRequest, call);
+  }
 }
 
 async function upstreamFailure(

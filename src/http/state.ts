@@ -44,6 +44,8 @@ export interface RequestOutcome {
   /** The id of the Responses answer, where its upstream keeps it (issue #14), and its output items' ids. */
   responseId?: string;
   responseItems?: readonly string[];
+  /** A Responses answer Junction made itself (translated routes): kept in its store, not the upstream's. */
+  keptResponse?: Record<string, unknown>;
   /** Upstream attempts made, retries and fallbacks included (issue #5). */
   attempts?: number;
 }

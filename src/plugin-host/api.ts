@@ -73,7 +73,7 @@ export interface FormFile {
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
-export const PLUGIN_API_VERSION = '1.3.0';
+export const PLUGIN_API_VERSION = '1.4.0';
 
 /**
  * What a plugin module default-exports.
@@ -324,7 +324,17 @@ export interface MessagesTranslator extends TranslatorBase {
   request(body: MessagesRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
 }
 
-export type Translator = ChatTranslator | MessagesTranslator;
+/**
+ * An upstream that speaks only the OpenAI Responses API, serving Messages and Chat clients (and
+ * Responses clients, whose requests are checked and forwarded) (since 1.4.0, issue #14). The core
+ * sends the whole history with `store: false`; Junction keeps stored responses itself.
+ */
+export interface ResponsesTranslator extends TranslatorBase {
+  readonly upstream: 'responses';
+  request(body: ResponsesRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
+}
+
+export type Translator = ChatTranslator | MessagesTranslator | ResponsesTranslator;
 
 /** The logger handed to plugins (a pino child logger carrying the provider id). */
 export interface PluginLogger {

@@ -177,17 +177,19 @@ function checkProviderPlugin(value: unknown): string | null {
   }
   if (translate !== undefined) {
     if (!isRecord(translate) || !Array.isArray(translate['endpoints'])) return 'translate needs an endpoints array';
-    if (translate['upstream'] !== 'chat' && translate['upstream'] !== 'messages') {
-      return 'translate.upstream must be "chat" or "messages"';
+    if (translate['upstream'] !== 'chat' && translate['upstream'] !== 'messages' && translate['upstream'] !== 'responses') {
+      return 'translate.upstream must be "chat", "messages" or "responses"';
     }
     for (const endpoint of translate['endpoints']) {
-      // Only the text endpoints have two formats to translate between.
-      if (!TEXT_ENDPOINTS.includes(endpoint as Endpoint)) return `translate.endpoints has an unknown endpoint "${String(endpoint)}"`;
+      // Only the text endpoints have formats to translate between.
+      if (!TRANSLATABLE.includes(endpoint as Endpoint)) return `translate.endpoints has an unknown endpoint "${String(endpoint)}"`;
     }
     if (typeof translate['request'] !== 'function') return 'translate.request must be a function';
   }
   return null;
 }
+
+const TRANSLATABLE: readonly Endpoint[] = [...TEXT_ENDPOINTS, 'responses'];
 
 /**
  * Recognised by shape, not instanceof: a plugin installed as a package may carry its own copy of

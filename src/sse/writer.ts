@@ -14,7 +14,7 @@ import { keepaliveFrame, SSE_HEADERS } from './encode.ts';
  */
 export class SseWriter {
   readonly #res: ServerResponse;
-  readonly #keepalive: string;
+  readonly #keepalive: string | (() => string);
   readonly #keepaliveMs: number;
   #lastWrite = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -34,19 +34,25 @@ export class SseWriter {
 
   readonly #onWait: ((waiting: boolean) => void) | undefined;
 
-  /** `onWait` hears when a write starts and stops waiting on a slow client (the upstream idle timer pauses). */
-  constructor(res: ServerResponse, surface: Surface, keepaliveMs: number, onWait?: (waiting: boolean) => void) {
+  /**
+   * `onWait` hears when a write starts and stops waiting on a slow client (the upstream idle timer
+   * pauses). `keepalive` makes the frame when the format's keepalive is an event of the stream (a
+   * Responses stream's, which carries a sequence number).
+   */
+  constructor(res: ServerResponse, surface: Surface, keepaliveMs: number, onWait?: (waiting: boolean) => void, keepalive?: () => string) {
     this.#res = res;
     this.#onWait = onWait;
-    this.#keepalive = keepaliveFrame(surface);
+    this.#keepalive = keepalive ?? keepaliveFrame(surface);
     this.#keepaliveMs = keepaliveMs;
   }
 
   readonly #tick = (): void => {
     if (this.closed) return;
     const idle = performance.now() - this.#lastWrite;
-    if (idle >= this.#keepaliveMs - 1) {
-      void this.write(this.#keepalive);
+    // A socket waiting to drain is not idle, and a keepalive behind it would only queue: none then,
+    // so a keepalive made now never overtakes events made before it.
+    if (idle >= this.#keepaliveMs - 1 && !this.#res.writableNeedDrain) {
+      void this.write(typeof this.#keepalive === 'string' ? this.#keepalive : this.#keepalive());
       this.#timer = setTimeout(this.#tick, this.#keepaliveMs);
     } else {
       this.#timer = setTimeout(this.#tick, this.#keepaliveMs - idle);

@@ -95,6 +95,7 @@ export function toResponseRecord(row: Row): ResponseRecord {
     provider: text(row['provider']) ?? '',
     model: text(row['model']) ?? '',
     contextTokens: int(row['context_tokens']),
+    ...(typeof row['body'] === 'string' && { body: row['body'] }),
     createdAt: new Date(row['created_at'] as string | Date),
     expiresAt: new Date(row['expires_at'] as string | Date),
   };

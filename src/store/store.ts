@@ -164,6 +164,12 @@ export interface ResponseRecord {
    * again on the next turn, so that turn's hold counts them (review of issue #14).
    */
   readonly contextTokens: number;
+  /**
+   * For a response Junction keeps itself (a translated or in-process route, whose upstream keeps
+   * nothing): `{ input, response }` as JSON, the items a continuation replays. Absent when the
+   * upstream keeps it.
+   */
+  readonly body?: string;
   readonly createdAt: Date;
   readonly expiresAt: Date;
 }

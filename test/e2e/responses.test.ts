@@ -204,10 +204,20 @@ describe('responses, native', () => {
   describe('refused before anything goes upstream', () => {
     expectNothingSentOrCharged(env);
 
-    it('a model with no route that speaks Responses: 400 naming it', async () => {
-      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'chat-only', input: 'x' } });
+    it('a hosted tool on a translated route (a model whose upstream speaks only Chat): 400 naming the tool, never dropped', async () => {
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'chat-only', input: 'x', tools: [{ type: 'web_search' }] } });
       expect(res.status).to.equal(400);
-      expect(res.json()).to.have.nested.property('error.message').that.includes('/v1/responses');
+      expect(res.json()).to.have.nested.property('error.param', 'tools[0].type');
+      expect(res.json()).to.have.nested.property('error.message').that.includes('web_search');
+    });
+
+    it('items a translated route cannot take: an unknown item type and a hosted tool\'s item, 400 naming the item', async () => {
+      const unknown = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'chat-only', input: [{ type: 'telepathy', text: 'x' }] } });
+      expect(unknown.status).to.equal(400);
+      expect(unknown.json()).to.have.nested.property('error.param', 'input[0].type');
+      const hosted = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'chat-only', input: [{ role: 'user', content: 'x' }, { type: 'web_search_call', id: 'ws_1', status: 'completed' }] } });
+      expect(hosted.status).to.equal(400);
+      expect(hosted.json()).to.have.nested.property('error.param', 'input[1].type');
     });
 
     it('malformed input: 400 naming the field, in OpenAI\'s error shape', async () => {

@@ -33,6 +33,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   #message: { item: Json; content: Json[]; outputIndex: number } | null = null;
   readonly #open = new Map<number, OpenItem>();
   #opening: Json | null = null;
+  #final: Json | undefined;
 
   constructor(options: ResponsesAnswerOptions & { readonly model: string }) {
     this.#options = options;
@@ -42,6 +43,11 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   #emit(out: Json[], type: string, fields: Json): void {
     out.push({ type, sequence_number: this.#sequence++, ...fields });
+  }
+
+  /** The whole response, once the stream has ended. */
+  response(): Json | undefined {
+    return this.#final;
   }
 
   /** Where the stream stands, for an in-band error (sse/encode.ts). */
@@ -111,6 +117,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         this.#closeMessage(out);
         const usage = event.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
         const response = responseOf(this.#output, { model: this.#model, stop: event.stop, usage, blocks: [] }, this.#options);
+        this.#final = response;
         this.#emit(out, response['status'] === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
         break;
       }

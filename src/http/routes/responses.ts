@@ -7,6 +7,7 @@ import type { LoadedProvider } from '../../plugin-host/loader.ts';
 import type { UpstreamAgents } from '../../proxy/agents.ts';
 import { filterResponseHeaders } from '../../proxy/headers.ts';
 import type { Store } from '../../store/store.ts';
+import { storedOf, type StoredResponse } from '../middleware/response-state.ts';
 import { writeErrorResponse } from '../write-error.ts';
 import type { GatewayContext, GatewayMiddleware, GatewayState } from '../state.ts';
 
@@ -33,6 +34,11 @@ export function createResponsesRouter(auth: GatewayMiddleware, store: Store, pro
       if (!key) throw ERR.internal();
       // Only ids an upstream could have minted: nothing a URL would read as a path or a query.
       const record = /^[A-Za-z0-9_-]{1,200}$/.test(id) ? await store.findResponse(id, key.id, new Date()) : undefined;
+      const stored = storedOf(record);
+      if (stored) {
+        await answerKept(ctx, stored, suffix, store, key.id);
+        return;
+      }
       const provider = record && providers.get(record.provider);
       const native = provider?.plugin.native;
       const base = native?.endpoints.responses;
@@ -43,6 +49,29 @@ export function createResponsesRouter(auth: GatewayMiddleware, store: Store, pro
     });
   }
   return router;
+}
+
+/** The companion routes for a response Junction keeps itself (a translated route's). */
+async function answerKept(ctx: GatewayContext, stored: StoredResponse, suffix: (typeof ROUTES)[number][2], store: Store, keyId: number): Promise<void> {
+  const id = String(stored.response['id']);
+  switch (suffix) {
+    case '':
+      if (ctx.method === 'DELETE') {
+        await store.deleteResponse(id, keyId);
+        ctx.body = { id, object: 'response', deleted: true };
+      } else {
+        ctx.body = stored.response;
+      }
+      return;
+    case '/input_items': {
+      // Newest first unless asked otherwise, as OpenAI lists them (responses-api.md §6).
+      const data = ctx.query['order'] === 'asc' ? stored.input : [...stored.input].reverse();
+      ctx.body = { object: 'list', data, first_id: data[0]?.['id'] ?? null, last_id: data.at(-1)?.['id'] ?? null, has_more: false };
+      return;
+    }
+    case '/cancel':
+      throw ERR.invalidField('Only background responses can be cancelled; this one has completed.', 'response_id');
+  }
 }
 
 /** Sends the request upstream and pipes its answer back; resolves with the status once the answer has ended. */

@@ -111,4 +111,9 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
       CREATE INDEX response_items_response ON response_items (response_id);
     `,
   },
+  {
+    // The input and output of each response Junction keeps itself, for translated routes (issue #14).
+    version: 5,
+    sql: `ALTER TABLE responses ADD COLUMN body TEXT;`,
+  },
 ];

@@ -165,10 +165,10 @@ export class PostgresStore implements Store {
 
   async saveResponse(record: ResponseRecord, itemIds: readonly string[]): Promise<void> {
     await this.#pool.query(
-      `INSERT INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, provider = EXCLUDED.provider, model = EXCLUDED.model,
-         context_tokens = EXCLUDED.context_tokens, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-      [record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt, record.expiresAt],
+         context_tokens = EXCLUDED.context_tokens, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at, body = EXCLUDED.body`,
+      [record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt, record.expiresAt, record.body ?? null],
     );
     if (itemIds.length > 0) {
       await this.#pool.query(

@@ -120,4 +120,9 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
       CREATE INDEX response_items_response ON response_items (response_id);
     `,
   },
+  {
+    // The input and output of each response Junction keeps itself, for translated routes (issue #14).
+    version: 7,
+    sql: `ALTER TABLE responses ADD COLUMN body TEXT;`,
+  },
 ];

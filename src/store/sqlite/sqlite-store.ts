@@ -224,8 +224,8 @@ export class SqliteStore implements Store {
 
   #saveResponseTx(record: ResponseRecord, itemIds: readonly string[]): void {
     this.#sql('DELETE FROM response_items WHERE response_id = ?').run(record.id);
-    this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, context_tokens, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-      record.id, record.keyId, record.provider, record.model, record.contextTokens, record.createdAt.toISOString(), record.expiresAt.toISOString(),
+    this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, context_tokens, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      record.id, record.keyId, record.provider, record.model, record.contextTokens, record.body ?? null, record.createdAt.toISOString(), record.expiresAt.toISOString(),
     );
     for (const itemId of itemIds) this.#sql('INSERT OR REPLACE INTO response_items (item_id, response_id) VALUES (?, ?)').run(itemId, record.id);
   }
