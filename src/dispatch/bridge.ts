@@ -1,4 +1,5 @@
 import { CODECS, type ClientSide, type UpstreamSide } from '../formats/canonical/codecs.ts';
+import { namespaced } from '../formats/canonical/responses-request-decode.ts';
 import type { ResponsesStreamEncoder } from '../formats/canonical/responses-stream-encode.ts';
 import { translateStream, type StreamEncoder } from '../formats/canonical/stream.ts';
 import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
@@ -104,7 +105,19 @@ interface FormatPlan {
 
 /** The client side of a request, for the encoders of its answer. */
 function clientSideOf(body: Json, context: { requestId: string; model: string; inputTokensEstimate: number }): ClientSide {
-  const customTools = new Set(asArray(body['tools']).flatMap((t) => (asObject(t)['type'] === 'custom' ? [asString(asObject(t)['name']) ?? ''] : [])));
+  // A Responses client's tools: which are freeform, and which were offered under a namespace.
+  const customTools = new Set<string>();
+  const namespacedTools = new Map<string, { namespace: string; name: string }>();
+  for (const raw of asArray(body['tools'])) {
+    const tool = asObject(raw);
+    const namespace = tool['type'] === 'namespace' ? (asString(tool['name']) ?? '') : undefined;
+    for (const inner of namespace === undefined ? [tool] : asArray(tool['tools']).map(asObject)) {
+      const name = asString(inner['name']) ?? '';
+      const offered = namespaced(namespace, name);
+      if (namespace !== undefined) namespacedTools.set(offered, { namespace, name });
+      if (inner['type'] === 'custom') customTools.add(offered);
+    }
+  }
   return {
     id: idOf(context.requestId),
     model: context.model,
@@ -113,6 +126,7 @@ function clientSideOf(body: Json, context: { requestId: string; model: string; i
     includeUsage: asksForUsage(body),
     inputTokensEstimate: context.inputTokensEstimate,
     customTools,
+    namespacedTools,
   };
 }
 

@@ -9,7 +9,8 @@ import { call, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from
 /**
  * Codex CLI itself (`@openai/codex`, a native binary from npm), driven by `codex exec` against
  * Junction as a custom provider with `wire_api = "responses"` (issue #14; responses-api.md §9), on
- * a native route to a loopback upstream that answers with a recorded-format stream.
+ * a native route to a loopback upstream that answers with a recorded-format stream, and on a
+ * translated route to a Messages upstream.
  *
  * Opt-in: set JUNCTION_TEST_CODEX to the `codex` binary. `.ci/run` fetches it
  * (`npm pack @openai/codex@<version>-linux-x64`) and sets it.
@@ -17,6 +18,7 @@ import { call, KEYS, PROVIDER_KEYS, standardConfig, useUpstreamAndGateway } from
 
 const CODEX = process.env['JUNCTION_TEST_CODEX'];
 const STREAM = readFileSync(new URL('../fixtures/openai/responses.sse', import.meta.url), 'utf8');
+const MESSAGES_STREAM = readFileSync(new URL('../fixtures/anthropic/text.sse', import.meta.url), 'utf8');
 
 const EXTRA = `  - id: gpt-5
     routes: [{ provider: openai-responses, model: gpt-5-2025-08-07 }]
@@ -82,5 +84,25 @@ function codexExec(binary: string, home: string, cwd: string, prompt: string, ex
     expect(code, out).to.equal(0);
     expect(out).to.include("This is Junction's offline demo model");
     expect(env.upstream.requests.filter((r) => r.url === '/v1/responses')).to.have.length(0);
+  });
+
+  it('codex exec on a translated route to a Messages upstream: its tools (apply_patch too) go up as Anthropic tools, the answer comes back', async function () {
+    this.timeout(70_000);
+    env.upstream.script((req: RecordedRequest): Reply | undefined => (req.url === '/v1/messages' ? { sse: MESSAGES_STREAM } : undefined));
+    // Codex offers OpenAI's hosted web search by default; a translated route refuses it (issue #14), so
+    // Codex users turn it off for such models, as the README says.
+    const { code, out } = await codexExec(CODEX ?? '', home, home, 'say hello', ['-m', 'claude-sonnet-4-6', '-c', 'web_search="disabled"']);
+    expect(code, out).to.equal(0);
+    expect(out).to.include('Hello!');
+    const turn = env.upstream.requests.find((r) => r.url === '/v1/messages');
+    expect(turn, 'Codex reached the Messages upstream through Junction').to.not.equal(undefined);
+    const body = turn?.json() ?? {};
+    expect(body).to.include({ model: 'claude-sonnet-4-6-20260217', stream: true });
+    expect(body['system'], 'the instructions became the system prompt').to.be.an('array').that.is.not.empty;
+    expect(turn?.headers['x-api-key']).to.equal(PROVIDER_KEYS.anthropic);
+    const tools = (body['tools'] as Record<string, unknown>[] | undefined) ?? [];
+    expect(tools.length).to.be.greaterThan(0);
+    const patch = tools.find((t) => t['name'] === 'apply_patch');
+    if (patch) expect(patch['input_schema']).to.have.nested.property('properties.input.type', 'string');
   });
 });

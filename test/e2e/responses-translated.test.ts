@@ -135,6 +135,21 @@ describe('responses, translated', () => {
       expect(messages[2]?.['content']).to.deep.equal([{ type: 'tool_result', tool_use_id: 'toolu_patch', content: 'Done' }]);
     });
 
+    it('a namespace of the client\'s own tools (Codex\'s sub-agent tools) is offered flat and its calls come back namespaced', async () => {
+      const answer = JSON.parse(TEXT) as Record<string, unknown>;
+      answer['content'] = [{ type: 'tool_use', id: 'toolu_ns', name: 'agents__spawn', input: { task: 'x' } }];
+      answer['stop_reason'] = 'tool_use';
+      env.upstream.script(at('/v1/messages', { body: answer, headers: json }));
+      const tools = [{ type: 'namespace', name: 'agents', description: 'Sub-agents.', tools: [{ type: 'function', name: 'spawn', parameters: { type: 'object', properties: { task: { type: 'string' } } }, strict: false }] }];
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', input: 'Delegate.', tools } });
+      expect((env.upstream.last().json()['tools'] as Record<string, unknown>[]).map((t) => t['name'])).to.deep.equal(['agents__spawn']);
+      expect((res.json()['output'] as Record<string, unknown>[])[0]).to.deep.include({ type: 'function_call', name: 'spawn', namespace: 'agents', call_id: 'toolu_ns' });
+      env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
+      const replay = [{ role: 'user', content: 'Delegate.' }, { type: 'function_call', call_id: 'toolu_ns', name: 'spawn', namespace: 'agents', arguments: '{"task":"x"}' }, { type: 'function_call_output', call_id: 'toolu_ns', output: 'ok' }];
+      await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', input: replay, tools } });
+      expect((env.upstream.last().json()['messages'] as Record<string, unknown>[])[1]?.['content']).to.deep.equal([{ type: 'tool_use', id: 'toolu_ns', name: 'agents__spawn', input: { task: 'x' } }]);
+    });
+
     it('responses.parse with a zod schema: structured output through the forced tool, parsed', async () => {
       const answer = JSON.parse(TEXT) as Record<string, unknown>;
       answer['content'] = [{ type: 'tool_use', id: 'toolu_json', name: 'json_response', input: { city: 'Rome', celsius: 21 } }];

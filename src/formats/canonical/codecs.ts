@@ -55,8 +55,9 @@ export interface ClientSide {
   readonly includeUsage: boolean;
   /** Messages: the hold's input estimate, shown in message_start until the real count arrives. */
   readonly inputTokensEstimate: number;
-  /** Responses: the client's freeform tools. */
+  /** Responses: the client's freeform tools, and its namespaced ones by their offered names. */
   readonly customTools: ReadonlySet<string>;
+  readonly namespacedTools: ReadonlyMap<string, { readonly namespace: string; readonly name: string }>;
 }
 
 export interface FormatCodec {
@@ -70,7 +71,7 @@ export interface FormatCodec {
   streamEncoder(client: ClientSide): StreamEncoder;
 }
 
-const responsesOptions = (client: ClientSide) => ({ id: `resp_${client.id}`, createdAt: client.created, request: client.request, customTools: client.customTools, model: client.model });
+const responsesOptions = (client: ClientSide) => ({ id: `resp_${client.id}`, createdAt: client.created, request: client.request, customTools: client.customTools, namespacedTools: client.namespacedTools, model: client.model });
 
 export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
   messages: {

@@ -67,6 +67,8 @@ export interface ResponsesAnswerOptions {
   readonly request: Json;
   /** The client's freeform tools (`custom`), whose calls are `custom_tool_call` items. */
   readonly customTools?: ReadonlySet<string>;
+  /** The client's namespaced tools, by the name they were offered under. */
+  readonly namespacedTools?: ReadonlyMap<string, { readonly namespace: string; readonly name: string }>;
 }
 
 /** Item builders, shared with the stream encoder so a streamed item and the final one agree. */
@@ -77,11 +79,13 @@ export function reasoningItem(id: string, text: string, carried: { signature?: s
   return { id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }], ...(encrypted !== undefined && { encrypted_content: encrypted }) };
 }
 
-export function callItem(id: string, call: { id: string; name: string; arguments: string }, customTools: ReadonlySet<string> | undefined): Json {
+export function callItem(id: string, call: { id: string; name: string; arguments: string }, options: Pick<ResponsesAnswerOptions, 'customTools' | 'namespacedTools'>): Json {
   // Every call needs a non-empty call_id (the openai SDK's strict accumulator; responses-api.md §4.3).
   const callId = call.id === '' ? `call_${id.slice(id.indexOf('_') + 1)}` : call.id;
-  if (customTools?.has(call.name)) return { id, type: 'custom_tool_call', status: 'completed', call_id: callId, name: call.name, input: freeformInput(call.arguments) };
-  return { id, type: 'function_call', status: 'completed', call_id: callId, name: call.name, arguments: call.arguments };
+  const space = options.namespacedTools?.get(call.name);
+  const name = space ? { name: space.name, namespace: space.namespace } : { name: call.name };
+  if (options.customTools?.has(call.name)) return { id, type: 'custom_tool_call', status: 'completed', call_id: callId, ...name, input: freeformInput(call.arguments) };
+  return { id, type: 'function_call', status: 'completed', call_id: callId, ...name, arguments: call.arguments };
 }
 
 /**
@@ -119,7 +123,7 @@ export function encodeResponsesAnswer(answer: CanonicalAnswer, options: Response
     message = null;
     if (block.type === 'reasoning') output.push(reasoningItem(itemId('rs'), block.text, block));
     else if (block.type === 'opaque_reasoning') output.push(reasoningItem(itemId('rs'), '', block));
-    else output.push(callItem(itemId(options.customTools?.has(block.name) ? 'ctc' : 'fc'), block, options.customTools));
+    else output.push(callItem(itemId(options.customTools?.has(block.name) ? 'ctc' : 'fc'), block, options));
   }
   return responseOf(output, answer, options);
 }

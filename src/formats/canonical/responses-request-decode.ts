@@ -12,7 +12,7 @@ import { reasoningFromClient } from './responses-reasoning.ts';
  */
 
 /** Tools and items only OpenAI's servers can run or produce. */
-const HOSTED = /^(web_search|file_search|code_interpreter|computer|image_generation|mcp|local_shell|shell|apply_patch|tool_search|namespace)/;
+const HOSTED = /^(web_search|file_search|code_interpreter|computer|image_generation|mcp|local_shell|shell|apply_patch|tool_search)/;
 
 export function decodeResponsesRequest(request: Json): CanonicalRequest {
   const turns: CanonicalTurn[] = [];
@@ -21,7 +21,7 @@ export function decodeResponsesRequest(request: Json): CanonicalRequest {
   const input = request['input'];
   if (typeof input === 'string') turns.push({ role: 'user', parts: [{ type: 'text', text: input }], plain: true });
   else asArray(input).forEach((raw, i) => addItem(turns, asObject(raw), i));
-  const tools = asArray(request['tools']).map((raw, i) => toolOf(asObject(raw), i));
+  const tools = asArray(request['tools']).flatMap((raw, i) => toolsOf(asObject(raw), i));
   const reasoning = asObject(request['reasoning']);
   const effort = asString(reasoning['effort']);
   const choice = toolChoiceOf(request['tool_choice'], tools);
@@ -70,7 +70,7 @@ function addItem(turns: CanonicalTurn[], item: Json, i: number): void {
       return;
     }
     case 'function_call':
-      append(turns, 'assistant', { type: 'tool_call', id: callId(item, i), name: asString(item['name']) ?? '', arguments: asString(item['arguments']) ?? '' });
+      append(turns, 'assistant', { type: 'tool_call', id: callId(item, i), name: namespaced(asString(item['namespace']), asString(item['name']) ?? ''), arguments: asString(item['arguments']) ?? '' });
       return;
     case 'custom_tool_call':
       append(turns, 'assistant', { type: 'tool_call', id: callId(item, i), name: asString(item['name']) ?? '', arguments: JSON.stringify({ input: asString(item['input']) ?? '' }) });
@@ -124,6 +124,20 @@ function partOf(part: Json, where: string): CanonicalPart {
     default:
       throw ERR.invalidField(`${where}: unknown content part type ${JSON.stringify(part['type'])}`, `${where}.type`);
   }
+}
+
+/** A namespaced tool's name where formats have no namespaces (Codex groups tools so: responses-api.md §2.2). */
+export const namespaced = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}${NAMESPACE_SEPARATOR}${name}` : name);
+export const NAMESPACE_SEPARATOR = '__';
+
+/** A `namespace` tool is the client's own functions grouped: each is offered under its namespaced name. */
+function toolsOf(tool: Json, i: number): CanonicalTool[] {
+  if (tool['type'] !== 'namespace') return [toolOf(tool, i)];
+  const namespace = asString(tool['name']) ?? '';
+  return asArray(tool['tools']).map((inner) => {
+    const decoded = toolOf(asObject(inner), i);
+    return { ...decoded, name: namespaced(namespace, decoded.name) };
+  });
 }
 
 function toolOf(tool: Json, i: number): CanonicalTool {

@@ -151,7 +151,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (block.type === 'tool_call') {
       const custom = this.#options.customTools?.has(block.name) === true;
       const id = this.#itemId(custom ? 'ctc' : 'fc');
-      const shape = callItem(id, { id: block.id, name: block.name, arguments: '' }, this.#options.customTools);
+      const shape = callItem(id, { id: block.id, name: block.name, arguments: '' }, this.#options);
       this.#output.push(shape);
       this.#open.set(index, { kind: 'call', id, outputIndex, text: '', call: { id: String(shape['call_id']), name: block.name, custom } });
       this.#emit(out, 'response.output_item.added', { output_index: outputIndex, item: { ...shape, status: 'in_progress' } });
@@ -198,14 +198,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const call = open.call!;
     // A call with no arguments streamed still has a JSON object for them (responses-api.md §7.5).
     const args = text === '' && !call.custom ? '{}' : text;
-    const item = callItem(id, { id: call.id, name: call.name, arguments: args }, this.#options.customTools);
+    const item = callItem(id, { id: call.id, name: call.name, arguments: args }, this.#options);
     this.#output[outputIndex] = item;
     const at = { item_id: id, output_index: outputIndex };
     if (call.custom) {
       this.#emit(out, 'response.custom_tool_call_input.delta', { ...at, delta: item['input'] });
       this.#emit(out, 'response.custom_tool_call_input.done', { ...at, input: item['input'] });
     } else {
-      this.#emit(out, 'response.function_call_arguments.done', { ...at, name: call.name, arguments: args });
+      this.#emit(out, 'response.function_call_arguments.done', { ...at, name: item['name'], arguments: args });
     }
     this.#emit(out, 'response.output_item.done', { output_index: outputIndex, item });
   }
