@@ -196,8 +196,11 @@ function reasoningOf(request: Json): CanonicalReasoning | undefined {
 
 function formatOf(format: Json): CanonicalRequest['format'] {
   if (format['type'] === 'json_object') return { type: 'json_object' };
-  if (format['type'] !== 'json_schema') return undefined;
-  const spec = asObject(format['json_schema']);
+  return format['type'] === 'json_schema' ? jsonSchemaFormat(asObject(format['json_schema'])) : undefined;
+}
+
+/** A json_schema format from its spec (`name`, `schema`, `description`, `strict`), Chat's and Responses' alike. */
+export function jsonSchemaFormat(spec: Json): CanonicalRequest['format'] {
   const name = asString(spec['name']);
   const description = asString(spec['description']);
   return {

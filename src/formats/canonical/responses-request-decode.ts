@@ -1,6 +1,6 @@
 import { ERR } from '../../errors.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from '../convert/json.ts';
-import { fileSource, sourceOfUrl } from './chat-request-decode.ts';
+import { fileSource, jsonSchemaFormat, sourceOfUrl } from './chat-request-decode.ts';
 import { FREEFORM_PARAMETERS, type CanonicalPart, type CanonicalRequest, type CanonicalTool, type CanonicalToolChoice, type CanonicalTurn } from './request.ts';
 import { reasoningFromClient } from './responses-reasoning.ts';
 
@@ -180,14 +180,6 @@ function toolChoiceOf(choice: unknown, tools: CanonicalTool[]): { choice: Canoni
 
 function formatOf(format: Json): CanonicalRequest['format'] {
   if (format['type'] === 'json_object') return { type: 'json_object' };
-  if (format['type'] !== 'json_schema') return undefined;
-  const name = asString(format['name']);
-  const description = asString(format['description']);
-  return {
-    type: 'json_schema',
-    schema: isObject(format['schema']) ? format['schema'] : { type: 'object' },
-    ...(name !== undefined && { name }),
-    ...(description !== undefined && { description }),
-    ...(typeof format['strict'] === 'boolean' && { strict: format['strict'] }),
-  };
+  // Flat in Responses: the spec's fields sit on the format itself.
+  return format['type'] === 'json_schema' ? jsonSchemaFormat(format) : undefined;
 }
