@@ -54,6 +54,9 @@ export function targets(s, countTokens, held, rounds) {
       ? [
           ['Responses native ≥ 0.9× native Chat (small, whole)', median(rounds.map((r) => r['responses-small'].native.rps / r['chat-small'].native.rps)), (v) => v >= 0.9],
           ['Responses native ≥ 0.9× native Chat (stream)', median(rounds.map((r) => r['responses-stream'].native.rps / r['chat-stream'].native.rps)), (v) => v >= 0.9],
+          ...(s['responses-stream'].translated
+            ? [['translated Responses stream ≥ 0.5× native (Responses→Messages)', s['responses-stream'].translated.rps / s['responses-stream'].native.rps, (v) => v >= 0.5]]
+            : []),
         ]
       : []),
     ['RSS per open stream ≤ 64 KB (native), KB', native?.kbPerStream, (v) => v <= 64],

@@ -79,9 +79,9 @@ const HEADERS = {
   responses: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
 };
 const PATH = { messages: '/v1/messages', chat: '/v1/chat/completions', responses: '/v1/responses' };
-// A client format's own upstream, and the other one (none yet for Responses: issue #14's converters).
+// A client format's own upstream, and another one (Responses: a Messages upstream, Codex CLI on Claude).
 const NATIVE = { messages: 'a/', chat: 'o/', responses: 'r/' };
-const FOREIGN = { messages: 'o/', chat: 'a/', responses: null };
+const FOREIGN = { messages: 'o/', chat: 'a/', responses: 'a/' };
 
 const SCENARIOS = [
   { id: 'chat-small', title: '1. Small Chat request, whole', format: 'chat', body: (p) => small(`${p}${SIM}`, false) },
@@ -90,8 +90,8 @@ const SCENARIOS = [
   { id: 'claude-code-stream', title: '3. Claude Code request, 76 KB, streamed', format: 'messages', stream: true, body: (p) => claudeCode(`${p}${SIM}`, true) },
   { id: 'chat-stream', title: '5. Chat stream, 64 events (translated arm: through a Messages upstream)', format: 'chat', stream: true, body: (p) => small(`${p}${SIM}`, true) },
   // Issue #14: the Responses front door, native, against native Chat above.
-  { id: 'responses-small', title: '8. Small Responses request, whole (native)', format: 'responses', body: (p) => smallResponses(`${p}${SIM}`, false) },
-  { id: 'responses-stream', title: '8. Responses stream, 64 events (native)', format: 'responses', stream: true, body: (p) => smallResponses(`${p}${SIM}`, true) },
+  { id: 'responses-small', title: '8. Small Responses request, whole (translated arm: through a Messages upstream)', format: 'responses', body: (p) => smallResponses(`${p}${SIM}`, false) },
+  { id: 'responses-stream', title: '8. Responses stream, 64 events (translated arm: through a Messages upstream)', format: 'responses', stream: true, body: (p) => smallResponses(`${p}${SIM}`, true) },
 ];
 
 async function measure(target, scenario, prefix, headers = HEADERS[scenario.format]) {

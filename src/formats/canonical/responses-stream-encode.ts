@@ -13,6 +13,9 @@ import type { CanonicalEvent, StreamEncoder } from './stream.ts';
  * call are items of their own. Item ids are the ones the whole answer would have
  * (responses-answer.ts), so a stored response reads the same either way.
  */
+/** Only ever serialized, never changed: shared by every delta. */
+const NO_LOGPROBS: readonly never[] = Object.freeze([]);
+
 interface OpenItem {
   readonly kind: 'text' | 'reasoning' | 'call';
   readonly id: string;
@@ -82,7 +85,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const open = this.#open.get(event.index);
         if (open?.kind !== 'text') break;
         open.text += event.text;
-        this.#emit(out, 'response.output_text.delta', { item_id: open.id, output_index: open.outputIndex, content_index: this.#message!.content.length, delta: event.text, logprobs: [] });
+        // The per-token events are written out in full: no spread, one object each (hot path).
+        out.push({ type: 'response.output_text.delta', sequence_number: this.#sequence++, item_id: open.id, output_index: open.outputIndex, content_index: this.#message!.content.length, delta: event.text, logprobs: NO_LOGPROBS });
         break;
       }
       case 'reasoning': {
@@ -94,7 +98,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
           this.#emit(out, 'response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
         }
         open.text += event.text;
-        this.#emit(out, 'response.reasoning_summary_text.delta', { ...at, delta: event.text });
+        out.push({ type: 'response.reasoning_summary_text.delta', sequence_number: this.#sequence++, ...at, delta: event.text });
         break;
       }
       case 'signature': {
@@ -107,7 +111,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         if (open?.kind !== 'call') break;
         open.text += event.json;
         // A freeform tool's input is free text inside the JSON: it goes out whole at the end.
-        if (!open.call!.custom) this.#emit(out, 'response.function_call_arguments.delta', { item_id: open.id, output_index: open.outputIndex, delta: event.json });
+        if (!open.call!.custom) out.push({ type: 'response.function_call_arguments.delta', sequence_number: this.#sequence++, item_id: open.id, output_index: open.outputIndex, delta: event.json });
         break;
       }
       case 'block_stop':

@@ -48,17 +48,20 @@ export interface StreamEncoder {
 /** One format's stream in another's: one async step per upstream event (rule 13). */
 export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder): AsyncGenerator<Json> {
   const canonical: CanonicalEvent[] = [];
+  // Reused: filled by the encoder, drained before the next input is read (no array per chunk).
   const out: Json[] = [];
   encoder.open(out);
-  yield* out.splice(0);
+  for (const event of out) yield event;
+  out.length = 0;
   for await (const input of inputs) {
     decoder.push(input, canonical);
     if (canonical.length === 0) continue;
     for (const event of canonical) encoder.push(event, out);
     canonical.length = 0;
-    yield* out.splice(0);
+    for (const event of out) yield event;
+    out.length = 0;
   }
   decoder.end(canonical);
   for (const event of canonical) encoder.push(event, out);
-  yield* out;
+  for (const event of out) yield event;
 }
