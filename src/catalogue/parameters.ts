@@ -11,8 +11,8 @@ import type { ProviderPlugin } from '../plugin-host/api.ts';
  *      reasoning model refuses `temperature`);
  *   2. the provider plugin's declared `parameters`;
  *   3. derived from how the first route serves Chat Completions: natively, a Chat upstream takes
- *      OpenAI's parameters plus its dialect's reasoning field; by translation, what the converter
- *      carries into a Messages request.
+ *      OpenAI's parameters plus its dialect's reasoning field; by translation, what the canonical
+ *      form carries to the upstream's format.
  * A route that cannot serve Chat Completions at all lists nothing.
  */
 export function supportedParameters(model: ModelConfig, plugin: ProviderPlugin | undefined): readonly string[] {
@@ -23,8 +23,10 @@ export function supportedParameters(model: ModelConfig, plugin: ProviderPlugin |
     const dialect = plugin.translate?.upstream === 'chat' ? { ...DEFAULT_CHAT_DIALECT, ...plugin.translate.dialect } : DEFAULT_CHAT_DIALECT;
     return chatUpstreamParameters(dialect);
   }
-  if (plugin.translate?.upstream === 'messages' && plugin.translate.endpoints.includes('chat_completions')) {
-    return CHAT_PARAMETERS_VIA_MESSAGES;
+  const translate = plugin.translate;
+  if (translate !== undefined && translate.upstream !== 'chat' && translate.endpoints.includes('chat_completions')) {
+    // The Responses API has no stop sequences and no top_k: those are refused or dropped on the way.
+    return translate.upstream === 'responses' ? CHAT_PARAMETERS_VIA_MESSAGES.filter((p) => p !== 'stop' && p !== 'top_k') : CHAT_PARAMETERS_VIA_MESSAGES;
   }
   return [];
 }

@@ -1,14 +1,15 @@
-import { CODECS, type ClientSide, type UpstreamSide } from '../formats/canonical/codecs.ts';
+import { CODECS, type ClientSide, type UpstreamCodec, type UpstreamSide } from '../formats/canonical/codecs.ts';
+import { pluginCodec } from '../formats/canonical/plugin-codec.ts';
 import { namespaced } from '../formats/canonical/responses-request-decode.ts';
 import type { ResponsesStreamEncoder } from '../formats/canonical/responses-stream-encode.ts';
-import { translateStream, type StreamEncoder } from '../formats/canonical/stream.ts';
+import { translateStream, type CanonicalEvent, type StreamEncoder } from '../formats/canonical/stream.ts';
 import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
 import { asArray, asObject, asString, type Json } from '../formats/convert/json.ts';
 import { ToolNames } from '../formats/convert/tool-names.ts';
 import type { TokenUsage, WireFormat } from '../formats/wire.ts';
 import type { SseEvent, Translator } from '../plugin-host/api.ts';
 import { asksForUsage, withUsageRequested } from '../usage/chat-stream-usage.ts';
-import { applyChatChunk, applyMessagesEvent, applyResponsesEvent, emptyUsage } from '../usage/normalize.ts';
+import { emptyUsage } from '../usage/normalize.ts';
 
 /**
  * Everything format-specific about one translated request, decided once: the body to send
@@ -64,13 +65,21 @@ async function* withoutUsage(chunks: AsyncIterable<Json>): AsyncGenerator<Json> 
 const now = (): number => Math.floor(Date.now() / 1000);
 
 export function planTranslation(input: PlanInput): TranslationPlan {
-  const plan = planFormats(input);
   const usage = emptyUsage();
   let seen = false;
+  // An upstream whose events the core reads usage from is tapped before conversion; a plugin's
+  // own format reports it in the canonical stop.
+  const fromStop = (stop: Extract<CanonicalEvent, { type: 'stop' }>): void => {
+    if (!stop.usage) return;
+    Object.assign(usage, { input: stop.usage.input, output: stop.usage.output, cacheRead: stop.usage.cacheRead, cacheWrite: stop.usage.cacheWrite, reasoning: stop.usage.reasoning });
+    seen = true;
+  };
+  const upstream = upstreamCodecOf(input.translator);
+  const plan = planFormats(input, upstream, input.translator.upstream === 'custom' ? fromStop : undefined);
   let started = false;
   let markStarted = (): void => undefined;
   const whenUpstreamStarted = new Promise<void>((resolve) => (markStarted = resolve));
-  const apply = APPLY_USAGE[input.translator.upstream];
+  const apply = upstream.applyUsage;
   async function* tapped(events: AsyncIterable<Json>): AsyncGenerator<Json> {
     for await (const event of events) {
       if (!started) {
@@ -92,7 +101,10 @@ export function planTranslation(input: PlanInput): TranslationPlan {
   };
 }
 
-const APPLY_USAGE = { chat: applyChatChunk, messages: applyMessagesEvent, responses: applyResponsesEvent } as const;
+/** The upstream half of the translation: a built-in format's codec, or the plugin's own. */
+function upstreamCodecOf(translator: Translator): UpstreamCodec {
+  return translator.upstream === 'custom' ? pluginCodec(translator.format) : CODECS[translator.upstream];
+}
 
 /** Parse upstream SSE, then convert the typed events: two steps, so usage can be read between them. */
 interface FormatPlan {
@@ -130,9 +142,8 @@ function clientSideOf(body: Json, context: { requestId: string; model: string; i
   };
 }
 
-function planFormats(input: PlanInput): FormatPlan {
+function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: Extract<CanonicalEvent, { type: 'stop' }>) => void) | undefined): FormatPlan {
   const { body, translator, provider, upstreamModel } = input;
-  const upstream = CODECS[translator.upstream];
   const parse = (events: AsyncIterable<SseEvent>): AsyncIterable<Json> => upstream.parse(events, provider);
   if (translator.upstream === input.clientFormat) {
     // Same format: only the model name changes; events are checked for errors and truncation.
@@ -157,7 +168,7 @@ function planFormats(input: PlanInput): FormatPlan {
     upstreamBody: encoded.body,
     answer: (answer) => client.encodeAnswer(upstream.decodeAnswer(answer, side), clientSide),
     parse,
-    convert: (events) => translateStream(events, upstream.streamDecoder(side, provider), encoder),
+    convert: (events) => translateStream(events, upstream.streamDecoder(side, provider), encoder, onStop),
     ...(input.clientFormat === 'responses' && { responsesStream: encoder as ResponsesStreamEncoder }),
   };
 }

@@ -68,6 +68,7 @@ export function callContextOf(ctx: GatewayContext, log: Logger, signal: AbortSig
     upstreamModel: route.upstreamModel,
     clientFormat: FORMAT_OF[route.endpoint],
     maxOutputTokens: route.model.maxOutputTokens,
+    stream: ctx.state.body?.['stream'] === true,
     signal,
     log: log.child({ req_id: requestId, provider: route.provider.config.id }),
   };

@@ -139,6 +139,8 @@ function buildRequest(translator: Translator, body: Json, call: CallContext): Up
       return translator.request(body as unknown as MessagesRequest, call);
     case 'responses':
       return translator.request(body as unknown as ResponsesRequest, call);
+    case 'custom':
+      return translator.request(body, call);
   }
 }
 

@@ -5,9 +5,9 @@
  * A provider plugin tells the core how to reach one upstream. It offers up to three capabilities,
  * tried in this order for each request:
  *   1. `native`    — the upstream speaks the request's format: the core proxies the bytes unchanged.
- *   2. `translate` — the upstream speaks the other format: the core converts requests, answers and
- *                    streams with the shared converters; the plugin states its upstream's dialect
- *                    and builds the HTTP request (issue #3).
+ *   2. `translate` — the upstream speaks another format: the core converts requests, answers and
+ *                    streams through the canonical form; the plugin states its upstream's dialect
+ *                    (or brings its own format's codec) and builds the HTTP request (issues #3, #14).
  *   3. `invoke`    — the plugin answers in-process (the built-in `mock`, local models).
  * The core owns bytes and SSE framing; plugins only ever see and return typed objects.
  */
@@ -33,6 +33,9 @@ import type {
 } from '../formats/wire.ts';
 
 import type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
+import type { CanonicalAnswer } from '../formats/canonical/answer.ts';
+import type { CanonicalRequest } from '../formats/canonical/request.ts';
+import type { CanonicalEvent } from '../formats/canonical/stream.ts';
 
 export type {
   EmbeddingsRequest,
@@ -179,6 +182,8 @@ export interface CallContext {
   readonly clientFormat: WireFormat;
   /** The catalogue's max_output_tokens for the model, if set. */
   readonly maxOutputTokens: number | null;
+  /** The client asked for a stream (since 1.4.0): for upstreams whose URL says so, not the body. */
+  readonly stream: boolean;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   readonly log: PluginLogger;
@@ -334,7 +339,38 @@ export interface ResponsesTranslator extends TranslatorBase {
   request(body: ResponsesRequest, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
 }
 
-export type Translator = ChatTranslator | MessagesTranslator | ResponsesTranslator;
+/**
+ * A wire format the core does not know, brought by the plugin (since 1.4.0, issue #14): it
+ * converts between the canonical form (`src/formats/canonical/`, rules at the top of answer.ts,
+ * request.ts and stream.ts) and its upstream's shapes, and the core does everything else: Messages,
+ * Chat and Responses clients, SSE framing, usage, holds, failover. `state` is whatever the request
+ * encoder wants its decoders to get back (shortened tool names, an emulation it set up).
+ */
+export interface UpstreamFormat {
+  encodeRequest(request: CanonicalRequest, options: { readonly model: string; readonly maxOutputTokens: number | null }): { readonly body: Record<string, unknown>; readonly state?: unknown };
+  decodeAnswer(body: Record<string, unknown>, state: unknown): CanonicalAnswer;
+  /**
+   * A decoder for one stream: each upstream SSE event, its data parsed as JSON, to canonical
+   * events. It must end with one `stop` event: a stream that ends without one is cut, and the
+   * client gets an in-band error. A throw is an upstream fault, said to the client in-band.
+   */
+  streamDecoder(state: unknown): {
+    push(event: { readonly event: string | undefined; readonly data: Record<string, unknown> }, out: CanonicalEvent[]): void;
+    end(out: CanonicalEvent[]): void;
+  };
+}
+
+/** An upstream in a wire format of the plugin's own (since 1.4.0): see UpstreamFormat. */
+export interface FormatTranslator extends TranslatorBase {
+  readonly upstream: 'custom';
+  readonly format: UpstreamFormat;
+  request(body: Record<string, unknown>, ctx: CallContext): UpstreamRequest | Promise<UpstreamRequest>;
+}
+
+export type Translator = ChatTranslator | MessagesTranslator | ResponsesTranslator | FormatTranslator;
+export type { CanonicalAnswer, CanonicalBlock, CanonicalStop, CanonicalUsage } from '../formats/canonical/answer.ts';
+export type { CanonicalPart, CanonicalRequest, CanonicalTool, CanonicalTurn } from '../formats/canonical/request.ts';
+export type { CanonicalEvent, CanonicalStreamBlock } from '../formats/canonical/stream.ts';
 
 /** The logger handed to plugins (a pino child logger carrying the provider id). */
 export interface PluginLogger {

@@ -177,8 +177,13 @@ function checkProviderPlugin(value: unknown): string | null {
   }
   if (translate !== undefined) {
     if (!isRecord(translate) || !Array.isArray(translate['endpoints'])) return 'translate needs an endpoints array';
-    if (translate['upstream'] !== 'chat' && translate['upstream'] !== 'messages' && translate['upstream'] !== 'responses') {
-      return 'translate.upstream must be "chat", "messages" or "responses"';
+    if (!['chat', 'messages', 'responses', 'custom'].includes(String(translate['upstream']))) {
+      return 'translate.upstream must be "chat", "messages", "responses" or "custom"';
+    }
+    if (translate['upstream'] === 'custom') {
+      const format = translate['format'];
+      const missing = ['encodeRequest', 'decodeAnswer', 'streamDecoder'].find((name) => !isRecord(format) || typeof format[name] !== 'function');
+      if (missing !== undefined) return `translate.format.${missing} must be a function (a "custom" upstream brings its format's codec)`;
     }
     for (const endpoint of translate['endpoints']) {
       // Only the text endpoints have formats to translate between.

@@ -2,7 +2,8 @@ import type { ChatDialect, MessagesDialect } from '../convert/dialect.ts';
 import type { Json } from '../convert/json.ts';
 import { ToolNames } from '../convert/tool-names.ts';
 import { chatChunksFromSse, messagesEventsFromSse, responsesEventsFromSse } from '../upstream-events.ts';
-import type { WireFormat } from '../wire.ts';
+import type { TokenUsage, WireFormat } from '../wire.ts';
+import { applyChatChunk, applyMessagesEvent, applyResponsesEvent } from '../../usage/normalize.ts';
 import type { SseEvent } from '../../plugin-host/api.ts';
 import type { CanonicalAnswer } from './answer.ts';
 import { decodeChatAnswer, encodeChatAnswer } from './chat-answer.ts';
@@ -35,6 +36,8 @@ export interface UpstreamSide {
   readonly toolNames: ToolNames;
   /** The forced tool that emulates structured output on a Messages upstream. */
   readonly jsonTool: string | null;
+  /** What a plugin's own format encoder handed its decoders (plugin-codec.ts). */
+  readonly pluginState?: unknown;
 }
 
 export interface UpstreamEncodeOptions {
@@ -60,13 +63,20 @@ export interface ClientSide {
   readonly namespacedTools: ReadonlyMap<string, { readonly namespace: string; readonly name: string }>;
 }
 
-export interface FormatCodec {
-  decodeRequest(body: Json): CanonicalRequest;
+/** A format as an upstream speaks it: the built-in ones, or a plugin's own (plugin-codec.ts). */
+export interface UpstreamCodec {
   encodeRequest(request: CanonicalRequest, options: UpstreamEncodeOptions): { readonly body: Json; readonly side: UpstreamSide };
   /** Upstream SSE → this format's typed events, checked for in-band errors and truncation. */
   parse(events: AsyncIterable<SseEvent>, provider: string): AsyncIterable<Json>;
+  /** Folds the usage a typed event reports into `into`; true when it reported some. */
+  applyUsage(into: TokenUsage, event: Json): boolean;
   decodeAnswer(body: Json, side: UpstreamSide): CanonicalAnswer;
   streamDecoder(side: UpstreamSide, provider: string): StreamDecoder;
+}
+
+/** A format as clients speak it too. */
+export interface FormatCodec extends UpstreamCodec {
+  decodeRequest(body: Json): CanonicalRequest;
   encodeAnswer(answer: CanonicalAnswer, client: ClientSide): Json;
   streamEncoder(client: ClientSide): StreamEncoder;
 }
@@ -81,6 +91,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames: new ToolNames(), jsonTool } };
     },
     parse: messagesEventsFromSse,
+    applyUsage: applyMessagesEvent,
     decodeAnswer: (body, side) => decodeMessagesAnswer(body, side.jsonTool),
     streamDecoder: (side) => new MessagesStreamDecoder(side.jsonTool),
     encodeAnswer: (answer) => encodeMessagesAnswer(answer) as unknown as Json,
@@ -93,6 +104,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: chatChunksFromSse,
+    applyUsage: applyChatChunk,
     decodeAnswer: (body, side) => decodeChatAnswer(body, side.toolNames),
     streamDecoder: (side, provider) => new ChatStreamDecoder(side.toolNames, provider),
     encodeAnswer: (answer, client) => encodeChatAnswer(answer, { created: client.created }) as unknown as Json,
@@ -105,6 +117,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: responsesEventsFromSse,
+    applyUsage: applyResponsesEvent,
     decodeAnswer: (body, side) => decodeResponsesAnswer(body, side.toolNames),
     streamDecoder: (side) => new ResponsesStreamDecoder(side.toolNames),
     encodeAnswer: (answer, client) => encodeResponsesAnswer(answer, responsesOptions(client)),

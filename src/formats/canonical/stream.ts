@@ -45,8 +45,11 @@ export interface StreamEncoder {
   push(event: CanonicalEvent, out: Json[]): void;
 }
 
-/** One format's stream in another's: one async step per upstream event (rule 13). */
-export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder): AsyncGenerator<Json> {
+/**
+ * One format's stream in another's: one async step per upstream event (rule 13). `onStop` hears
+ * the stop, for an upstream whose typed events the core cannot read usage from (a plugin's format).
+ */
+export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder, onStop?: (event: Extract<CanonicalEvent, { type: 'stop' }>) => void): AsyncGenerator<Json> {
   const canonical: CanonicalEvent[] = [];
   // Reused: filled by the encoder, drained before the next input is read (no array per chunk).
   const out: Json[] = [];
@@ -56,12 +59,18 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
   for await (const input of inputs) {
     decoder.push(input, canonical);
     if (canonical.length === 0) continue;
-    for (const event of canonical) encoder.push(event, out);
+    for (const event of canonical) {
+      if (onStop && event.type === 'stop') onStop(event);
+      encoder.push(event, out);
+    }
     canonical.length = 0;
     for (const event of out) yield event;
     out.length = 0;
   }
   decoder.end(canonical);
-  for (const event of canonical) encoder.push(event, out);
+  for (const event of canonical) {
+    if (onStop && event.type === 'stop') onStop(event);
+    encoder.push(event, out);
+  }
   for (const event of out) yield event;
 }

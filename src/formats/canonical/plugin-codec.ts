@@ -1,0 +1,85 @@
+import { ERR, GatewayError } from '../../errors.ts';
+import type { SseEvent, UpstreamFormat } from '../../plugin-host/api.ts';
+import { ToolNames } from '../convert/tool-names.ts';
+import { isObject, type Json } from '../convert/json.ts';
+import type { UpstreamCodec } from './codecs.ts';
+import type { CanonicalEvent, StreamDecoder } from './stream.ts';
+
+/**
+ * A plugin's own wire format as the upstream half of a codec (issue #14: a third party adds a
+ * format without touching `src/`). The core keeps what it owns: SSE framing, the JSON parse, and
+ * the check that a stream ended with its `stop` (a cut stream is an in-band error, never a clean
+ * end). The plugin's throws become upstream faults the client is told of in-band.
+ */
+export function pluginCodec(format: UpstreamFormat): UpstreamCodec {
+  return {
+    encodeRequest: (request, options) => {
+      const { body, state } = format.encodeRequest(request, { model: options.model, maxOutputTokens: options.maxOutputTokens });
+      return { body, side: { toolNames: new ToolNames(), jsonTool: null, pluginState: state } };
+    },
+    parse: parseEvents,
+    applyUsage: () => false,
+    decodeAnswer: (body, side) => format.decodeAnswer(body, side.pluginState),
+    streamDecoder: (side, provider) => new PluginStreamDecoder(format.streamDecoder(side.pluginState), provider),
+  };
+}
+
+/** The plugin's decoder gets `{ event, data }`, its data parsed; `data: [DONE]` sentinels are skipped. */
+async function* parseEvents(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
+  for await (const event of events) {
+    if (event.data === '[DONE]') continue;
+    let data: unknown;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
+    }
+    if (!isObject(data)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
+    yield { event: event.event, data };
+  }
+}
+
+class PluginStreamDecoder implements StreamDecoder {
+  readonly #inner: ReturnType<UpstreamFormat['streamDecoder']>;
+  readonly #provider: string;
+  #stopped = false;
+
+  constructor(inner: ReturnType<UpstreamFormat['streamDecoder']>, provider: string) {
+    this.#inner = inner;
+    this.#provider = provider;
+  }
+
+  push(input: Json, out: CanonicalEvent[]): void {
+    if (this.#stopped) return; // nothing follows the stop (stream.ts rule 12)
+    const from = out.length;
+    this.#guard(() => this.#inner.push(input as { event: string | undefined; data: Json }, out));
+    this.#check(out, from);
+  }
+
+  end(out: CanonicalEvent[]): void {
+    const from = out.length;
+    if (!this.#stopped) this.#guard(() => this.#inner.end(out));
+    this.#check(out, from);
+    if (!this.#stopped) throw ERR.upstreamInterrupted(this.#provider);
+  }
+
+  #guard(run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      throw ERR.upstreamInvalid(this.#provider, err instanceof Error ? err.message.slice(0, 200) : 'its stream could not be read');
+    }
+  }
+
+  /** Events after a stop are dropped: a client must never see anything after its stream's end. */
+  #check(out: CanonicalEvent[], from: number): void {
+    for (let i = from; i < out.length; i++) {
+      if (this.#stopped) {
+        out.length = i;
+        return;
+      }
+      if (out[i]!.type === 'stop') this.#stopped = true;
+    }
+  }
+}
