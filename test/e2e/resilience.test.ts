@@ -62,6 +62,15 @@ describe('resilience: upstream faults in both formats, native and translated', (
         expect(endsInBandError(combo, raw.text), raw.text).to.equal(true);
         expect(raw.text).to.include('stalled');
         expect(raw.ms).to.be.within(TIMERS.idleMs - 50, TIMERS.idleMs + 1000);
+        if (combo.surface === 'responses') {
+          // The silence got keepalives the clients accept: response.in_progress again, numbered
+          // in turn, never a comment Codex's idle timer ignores; the error continues the numbering.
+          const events = raw.text.trimEnd().split('\n\n').filter((f) => f.startsWith('event: '));
+          const data = events.map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; sequence_number: number });
+          expect(data.filter((e) => e.type === 'response.in_progress').length).to.be.above(1);
+          expect(data.map((e) => e.sequence_number)).to.deep.equal(data.map((_, i) => i));
+          expect(raw.text).to.not.include(': keepalive');
+        }
         const sdk = await sdkStream(env.gw.url, combo);
         expect(sdk.ok).to.equal(false);
       });
@@ -98,9 +107,11 @@ describe('resilience: upstream faults in both formats, native and translated', (
       });
 
       it('500 then success on the fallback route', async () => {
-        const model = combo.surface === 'messages' ? 'claude-fb' : 'gpt-fb';
+        // The primary route is native for Messages and Chat clients; a Responses client's is translated.
+        const primary = combo.surface === 'responses' ? combo.upstream : combo.surface;
+        const model = primary === 'messages' ? 'claude-fb' : 'gpt-fb';
         env.gw.logs.lines.length = 0; // earlier tests' lines would satisfy requestLogs() before this one's is written
-        env.upstream.script((req) => (req.json()['model'] === 'primary' ? errorReply(combo.surface, 500) : undefined));
+        env.upstream.script((req) => (req.json()['model'] === 'primary' ? errorReply(primary, 500) : undefined));
         const sdk = await sdkStream(env.gw.url, combo, model);
         expect(sdk.ok, String(!sdk.ok && sdk.error)).to.equal(true);
         expect(env.upstream.requests.map((r) => r.json()['model'])).to.deep.equal(['primary', 'primary', 'backup']);

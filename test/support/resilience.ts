@@ -4,8 +4,9 @@ import { FIXTURES, type Reply } from './fake-upstream.ts';
 import { CHAT_HEADERS, KEYS, MESSAGES_HEADERS } from './gateway.ts';
 
 /**
- * Shared pieces of the resilience suites (issue #5): a config with short timers, and the four
- * ways a request meets an upstream: both client formats, each on a native and a translated route.
+ * Shared pieces of the resilience suites (issue #5): a config with short timers, and the ways a
+ * request meets an upstream: Messages and Chat clients each on a native and a translated route,
+ * and Responses clients on both translated routes (issue #14).
  */
 
 export const TIMERS = { firstByteMs: 700, idleMs: 600, keepaliveMs: 150 } as const;
@@ -33,7 +34,7 @@ models:
 
 export interface Combo {
   readonly name: string;
-  readonly surface: 'messages' | 'chat';
+  readonly surface: 'messages' | 'chat' | 'responses';
   readonly model: string;
   /** The upstream's format. */
   readonly upstream: 'messages' | 'chat';
@@ -44,6 +45,8 @@ export const COMBOS: readonly Combo[] = [
   { name: 'Messages client, Chat upstream', surface: 'messages', model: 'gpt-x', upstream: 'chat' },
   { name: 'Chat client, native route', surface: 'chat', model: 'gpt-x', upstream: 'chat' },
   { name: 'Chat client, Messages upstream', surface: 'chat', model: 'claude-x', upstream: 'messages' },
+  { name: 'Responses client, Messages upstream', surface: 'responses', model: 'claude-x', upstream: 'messages' },
+  { name: 'Responses client, Chat upstream', surface: 'responses', model: 'gpt-x', upstream: 'chat' },
 ];
 
 /** A healthy recorded stream in the upstream's format. */
@@ -75,13 +78,12 @@ export function malformedStream(format: 'messages' | 'chat'): string {
 }
 
 export function requestBody(combo: Combo, stream: boolean, model = combo.model): Record<string, unknown> {
-  return combo.surface === 'messages'
-    ? { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hi' }] }
-    : { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hi' }] };
+  if (combo.surface === 'responses') return { model, max_output_tokens: 64, stream, input: 'hi', store: false };
+  return { model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'hi' }] };
 }
 
 export function pathOf(combo: Combo): string {
-  return combo.surface === 'messages' ? '/v1/messages' : '/v1/chat/completions';
+  return { messages: '/v1/messages', chat: '/v1/chat/completions', responses: '/v1/responses' }[combo.surface];
 }
 
 export function headersOf(combo: Combo): Record<string, string> {
@@ -105,6 +107,10 @@ export async function sdkStream(base: string, combo: Combo, model?: string): Pro
       return { ok: true, text: message.content.map((b) => (b.type === 'text' ? b.text : '')).join('') };
     }
     const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
+    if (combo.surface === 'responses') {
+      const response = await client.responses.stream({ model: model ?? combo.model, input: 'hi', store: false }).finalResponse();
+      return { ok: true, text: response.output_text };
+    }
     const completion = await client.chat.completions.stream({ model: model ?? combo.model, messages: [{ role: 'user', content: 'hi' }] }).finalChatCompletion();
     return { ok: true, text: completion.choices[0]?.message.content ?? '' };
   } catch (error) {
@@ -115,6 +121,7 @@ export async function sdkStream(base: string, combo: Combo, model?: string): Pro
 /** True when a raw stream ended in the caller's in-band error and never claimed success. */
 export function endsInBandError(combo: Combo, text: string): boolean {
   const lastEvent = text.trimEnd().split(/\n\n/).at(-1) ?? '';
+  if (combo.surface === 'responses') return !text.includes('event: response.completed') && lastEvent.startsWith('event: response.failed\n');
   const clean = combo.surface === 'messages' ? text.includes('event: message_stop') : text.includes('data: [DONE]');
   return !clean && (combo.surface === 'messages' ? lastEvent.startsWith('event: error\ndata: {"type":"error"') : lastEvent.startsWith('data: {"error":'));
 }
