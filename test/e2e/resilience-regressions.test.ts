@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { inTurn } from '../support/fake-upstream.ts';
 import { KEYS, startGateway, TEST_DIR, useUpstreamAndGateway, type TestGateway } from '../support/gateway.ts';
 import { TestClock } from '../support/clock.ts';
-import { COMBOS, errorReply, headersOf, pathOf, rawCall, requestBody, resilienceConfig, sdkStream, streamOf, TIMERS } from '../support/resilience.ts';
+import { COMBOS, errorReply, headersOf, pathOf, rawCall, requestBody, resilienceConfig, sdkStream, streamOf, TIMERS, cleanEndOf } from '../support/resilience.ts';
 import path from 'node:path';
 
 /**
@@ -118,7 +118,7 @@ describe('resilience regressions', () => {
       it(`${combo.name}: ends, complete`, async () => {
         env.upstream.script(() => ({ sse: streamOf(combo.upstream), oneChunk: true }));
         const raw = await rawCall(env.gw.url, combo, true);
-        expect(raw.text).to.include(combo.surface === 'messages' ? 'event: message_stop' : 'data: [DONE]');
+        expect(raw.text).to.include(cleanEndOf(combo));
         expect((await sdkStream(env.gw.url, combo)).ok).to.equal(true);
       });
     }

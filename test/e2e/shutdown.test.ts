@@ -6,7 +6,7 @@ import path from 'node:path';
 import { serveProcess } from '../support/serve-process.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { FakeUpstream } from '../support/fake-upstream.ts';
-import { COMBOS, endsInBandError, headersOf, pathOf, requestBody, streamOf, type Combo } from '../support/resilience.ts';
+import { COMBOS, endsInBandError, headersOf, pathOf, requestBody, streamOf, type Combo, cleanEndOf } from '../support/resilience.ts';
 import { KEYS } from '../support/gateway.ts';
 
 
@@ -77,7 +77,7 @@ describe('graceful shutdown on SIGTERM', () => {
     const texts = await Promise.all(streams.map((s) => s.rest));
     texts.forEach((text, i) => {
       const combo = COMBOS[i]!;
-      expect(text, combo.name).to.include(combo.surface === 'messages' ? 'event: message_stop' : 'data: [DONE]');
+      expect(text, combo.name).to.include(cleanEndOf(combo));
     });
     expect(await exited).to.equal(0);
     expect(performance.now() - signalledAt).to.be.below(5000);

@@ -118,6 +118,11 @@ export async function sdkStream(base: string, combo: Combo, model?: string): Pro
   }
 }
 
+/** What a complete stream in the caller's format contains. */
+export function cleanEndOf(combo: Combo): string {
+  return { messages: 'event: message_stop', chat: 'data: [DONE]', responses: 'event: response.completed' }[combo.surface];
+}
+
 /** True when a raw stream ended in the caller's in-band error and never claimed success. */
 export function endsInBandError(combo: Combo, text: string): boolean {
   const lastEvent = text.trimEnd().split(/\n\n/).at(-1) ?? '';
