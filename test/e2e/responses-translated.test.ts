@@ -218,13 +218,24 @@ describe('responses, translated', () => {
       const callAnswer = { ...textAnswer(''), choices: [{ index: 0, message: { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'weather', arguments: '{"city":"Rome"}' } }] }, finish_reason: 'tool_calls' }] };
       let turns = 0;
       env.upstream.script((req) => (req.url === '/v1/chat/completions' ? { body: ++turns === 1 ? callAnswer : textAnswer('21 C in Rome.'), headers: json } : undefined));
+      // What the SDK itself sent Junction: its second request names the stored answer by reference.
+      const sentByClient: Record<string, unknown>[] = [];
+      const watched = createOpenAI({
+        baseURL: `${env.gw.url}/v1`,
+        apiKey: KEYS.alice,
+        fetch: async (url, init) => {
+          if (typeof init?.body === 'string') sentByClient.push(JSON.parse(init.body) as Record<string, unknown>);
+          return fetch(url, init);
+        },
+      });
       const result = await generateText({
-        model: provider.responses('gpt-4o'),
+        model: watched.responses('gpt-4o'),
         prompt: 'Weather in Rome?',
         tools: { weather: tool({ description: 'weather', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, celsius: 21 }) }) },
         stopWhen: stepCountIs(3),
       });
       expect(result.text).to.equal('21 C in Rome.');
+      expect((sentByClient[1]?.['input'] as Record<string, unknown>[]).map((item) => item['type'])).to.include('item_reference');
       const second = env.upstream.last().json()['messages'] as Record<string, unknown>[];
       // The SDK sent the assistant's text as an item_reference: Junction put the stored item back.
       expect(second.map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'tool']);
