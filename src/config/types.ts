@@ -8,7 +8,7 @@ export interface GatewayConfig {
   readonly dir: string;
   readonly server: ServerConfig;
   readonly routing: RoutingConfig;
-  /** How long a response's upstream is remembered, in milliseconds (issue #14: `responses.retention_days`). */
+  /** How long a stored response (its upstream, or the items Junction keeps) is kept, in milliseconds (issue #14: `responses.retention_days`). */
   readonly responses: { readonly retentionMs: number };
   /** `sqlite://` URLs are absolute here. */
   readonly storage: { readonly url: string };

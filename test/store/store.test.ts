@@ -206,6 +206,11 @@ for (const backend of BACKENDS) {
       expect(await store.deleteResponse('resp_1', a.id)).to.equal(true);
       expect(await store.findResponse('resp_1', a.id, now)).to.equal(undefined);
       expect(await store.findResponseOfItem('msg_1', a.id, now)).to.equal(undefined);
+      // A response Junction keeps itself (a translated route's) carries its items, found by theirs.
+      const kept = { ...record, id: 'resp_kept', body: JSON.stringify({ input: [{ id: 'msg_in', role: 'user', content: 'hi' }], response: { id: 'resp_kept', output: [] } }) };
+      await store.saveResponse(kept, ['msg_in']);
+      expect(await store.findResponse('resp_kept', a.id, now)).to.deep.equal(kept);
+      expect(await store.findResponseOfItem('msg_in', a.id, now)).to.deep.equal(kept);
     });
 
     it('reconciles holds of dead instances, charging their input estimate, and leaves live ones alone', async () => {
