@@ -299,6 +299,27 @@ describe('responses, translated', () => {
       expect(env.upstream.last().json()).to.deep.include({ stream: true });
     });
 
+    it('the real Claude Code request (76 KB, 24 tools, thinking) reaches a Responses-only model whole', async () => {
+      const claudeCode = JSON.parse(fixture('claude-code/claude-code-request.json')) as Record<string, unknown>;
+      env.upstream.script(at('/r/v1/responses', { sse: RESPONSES_SSE }));
+      const res = await call(`${env.gw.url}/v1/messages`, {
+        headers: { 'x-api-key': KEYS.alice, 'anthropic-version': '2023-06-01' },
+        body: { ...claudeCode, model: 'gpt-5r', stream: true },
+      });
+      expect(res.status).to.equal(200);
+      expect(res.text.trimEnd().split('\n\n').at(-1)).to.match(/^event: message_stop\n/);
+      const sent = env.upstream.last().json();
+      const tools = sent['tools'] as Record<string, unknown>[];
+      expect(tools).to.have.length((claudeCode['tools'] as unknown[]).length);
+      expect(tools.every((t) => t['type'] === 'function' && t['strict'] === false)).to.equal(true);
+      const system = (claudeCode['system'] as { text: string }[]).map((b) => b.text).join('');
+      expect(sent['instructions']).to.be.a('string').and.satisfy((text: string) => text.startsWith(system));
+      expect(sent).to.deep.include({ store: false, stream: true });
+      if (claudeCode['thinking'] !== undefined) expect(sent['reasoning']).to.have.property('summary', 'auto');
+      const input = sent['input'] as Record<string, unknown>[];
+      expect(input.every((item) => ['message', 'function_call', 'function_call_output', 'reasoning'].includes(String(item['type'])))).to.equal(true);
+    });
+
     it('the openai SDK\'s Chat client: a tool loop through the Responses upstream keeps the call id', async () => {
       const callAnswer = RESPONSES_ANSWER.replace(/"output":\[.*\],"parallel_tool_calls"/, '"output":[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_r1","name":"weather","arguments":"{\\"city\\":\\"Rome\\"}"}],"parallel_tool_calls"');
       env.upstream.script(at('/r/v1/responses', { body: callAnswer, headers: json }));
