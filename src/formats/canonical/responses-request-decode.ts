@@ -44,11 +44,12 @@ export function decodeResponsesRequest(request: Json): CanonicalRequest {
   };
 }
 
-/** Appends to the last turn when it has the role, else opens one. */
+/** Appends to the last turn when it has the role (a plain one becomes parts), else opens one. */
 function append(turns: CanonicalTurn[], role: 'user' | 'assistant', part: CanonicalPart): void {
   const last = turns.at(-1);
-  if (last && last.role === role && !last.plain) last.parts.push(part);
-  else turns.push({ role, parts: [part] });
+  if (last?.role !== role) turns.push({ role, parts: [part] });
+  else if (last.plain) turns[turns.length - 1] = { role, parts: [...last.parts, part] };
+  else last.parts.push(part);
 }
 
 function addItem(turns: CanonicalTurn[], item: Json, i: number): void {
