@@ -207,6 +207,18 @@ describe('responses, translated', () => {
       expect(fc?.type === 'function_call' && JSON.parse(fc.arguments)).to.be.an('object');
     });
 
+    it('a refusal streamed by a Chat upstream is a refusal part of a completed response, as in the whole answer', async () => {
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const refusalSse = `${chunk({ role: 'assistant', content: '' })}${chunk({ refusal: 'I can' })}${chunk({ refusal: 'not help.' })}${chunk({}, 'stop')}data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } })}\n\ndata: [DONE]\n\n`;
+      env.upstream.script(at('/v1/chat/completions', { sse: refusalSse }));
+      const final = await openai.responses.stream({ model: 'gpt-4o', input: 'Bad idea?' }).finalResponse();
+      expect(final.status).to.equal('completed');
+      const message = final.output[0];
+      // (The SDK's finalResponse adds `parsed` to every part.)
+      expect(message?.type === 'message' && message.content).to.have.length(1);
+      expect(message?.type === 'message' && message.content[0]).to.deep.include({ type: 'refusal', refusal: 'I cannot help.' });
+    });
+
     it('the Vercel AI SDK: generateText, streamText and a tool loop with store (item_reference resolved from Junction\'s store)', async () => {
       const provider = createOpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
       const textAnswer = (text: string) => ({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } });
@@ -261,9 +273,42 @@ describe('responses, translated', () => {
       expect((items.json()['data'] as Record<string, unknown>[]).map((i) => i['role'] ?? i['type'])).to.deep.equal(['user', 'assistant', 'user']);
       const bob = await call(`${env.gw.url}/v1/responses/${second.id}`, { headers: { authorization: `Bearer ${KEYS.restricted}` } });
       expect(bob.status).to.equal(404);
-      await openai.responses.delete(second.id);
+      const page = (await call(`${env.gw.url}/v1/responses/${second.id}/input_items?order=asc&limit=2`, { headers: CHAT_HEADERS })).json();
+      expect(page).to.deep.include({ has_more: true });
+      const rest = (await call(`${env.gw.url}/v1/responses/${second.id}/input_items?order=asc&limit=2&after=${String(page['last_id'])}`, { headers: CHAT_HEADERS })).json();
+      expect(rest).to.deep.include({ has_more: false });
+      expect(rest['data']).to.have.length(1);
+      const deleted = await call(`${env.gw.url}/v1/responses/${second.id}`, { method: 'DELETE', headers: CHAT_HEADERS });
+      expect(deleted.json()).to.deep.equal({ id: second.id, object: 'response.deleted', deleted: true });
       expect((await call(`${env.gw.url}/v1/responses/${second.id}`, { headers: CHAT_HEADERS })).status).to.equal(404);
       expect(env.upstream.requests).to.have.length(0);
+      // The first response's items still belong to it: deleting the continuation took none of them.
+      const firstMessage = first.output.find((item) => item.type === 'message');
+      env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
+      const again = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', store: false, input: [{ id: firstMessage?.id }, { role: 'user', content: 'Again?' }] } });
+      expect(again.status, again.text).to.equal(200);
+      // An untyped reference (the SDK's type allows it) was put back as the stored message.
+      expect((env.upstream.last().json()['messages'] as Record<string, unknown>[])[0]).to.deep.include({ role: 'assistant' });
+    });
+
+    it('an id one key writes into its input cannot take over another key\'s stored item', async () => {
+      env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
+      const mine = await openai.responses.create({ model: 'claude-sonnet-4-6', input: 'Mine.' });
+      const itemId = mine.output.find((item) => item.type === 'message')?.id ?? '';
+      env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
+      const other = await call(`${env.gw.url}/v1/responses`, { headers: { authorization: `Bearer ${KEYS.restricted}` }, body: { model: 'gpt-4o', input: [{ type: 'message', id: itemId, role: 'user', content: 'hijack' }] } });
+      void other;
+      env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
+      const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'And?' }] } });
+      expect(res.status, res.text).to.equal(200);
+    });
+
+    it('an upstream that ends its stream after saying all of it, without its end marker: one terminal event, response kept', async () => {
+      env.upstream.script(at('/v1/messages', { sse: TEXT_SSE.slice(0, TEXT_SSE.indexOf('event: message_stop')), resetAfterEvents: 100 }));
+      const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', input: 'Hi', stream: true } });
+      const frames = raw.text.trimEnd().split('\n\n');
+      expect(frames.at(-1)).to.match(/^event: response\.completed\n/);
+      expect(raw.text).to.not.include('response.failed');
     });
 
     it('a streamed translated response is kept too; store: false keeps nothing', async () => {
@@ -312,9 +357,11 @@ describe('responses, translated', () => {
       const tools = sent['tools'] as Record<string, unknown>[];
       expect(tools).to.have.length((claudeCode['tools'] as unknown[]).length);
       expect(tools.every((t) => t['type'] === 'function' && t['strict'] === false)).to.equal(true);
-      const system = (claudeCode['system'] as { text: string }[]).map((b) => b.text).join('');
+      const system = (claudeCode['system'] as { text: string }[]).map((b) => b.text).join('\n\n');
       expect(sent['instructions']).to.be.a('string').and.satisfy((text: string) => text.startsWith(system));
       expect(sent).to.deep.include({ store: false, stream: true });
+      // Claude Code's user id is about 150 characters; OpenAI takes 64 (hashed, stable per user).
+      expect(String(sent['safety_identifier'])).to.have.length.at.most(64);
       if (claudeCode['thinking'] !== undefined) expect(sent['reasoning']).to.have.property('summary', 'auto');
       const input = sent['input'] as Record<string, unknown>[];
       expect(input.every((item) => ['message', 'function_call', 'function_call_output', 'reasoning'].includes(String(item['type'])))).to.equal(true);

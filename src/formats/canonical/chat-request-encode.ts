@@ -177,7 +177,9 @@ function assistantMessage(parts: readonly CanonicalPart[], dialect: ChatDialect,
         texts.push(...partsOf(part, dialect).map((p) => (p.type === 'text' ? p : { type: 'text', text: `[${part.type} block]` })));
     }
   }
-  const message: Json = { role: 'assistant', content: texts.length === 0 ? null : texts.length === 1 ? String(texts[0]!['text']) : texts };
+  // No text and no call (a turn that only reasoned): '' rather than null, which OpenAI refuses
+  // without tool_calls (review of issue #14).
+  const message: Json = { role: 'assistant', content: texts.length === 0 ? (toolCalls.length > 0 ? null : '') : texts.length === 1 ? String(texts[0]!['text']) : texts };
   if (toolCalls.length > 0) message['tool_calls'] = toolCalls;
   // Thinking goes back the way the upstream takes it (§D.7); OpenAI's Chat API takes none.
   if (dialect.reasoning === 'reasoning_details' && details.length > 0) {

@@ -79,11 +79,9 @@ export class ChatStreamDecoder implements StreamDecoder {
 
     const refusal = asString(delta['refusal']);
     if (refusal) this.#refused = true;
-    for (const text of [textOf(delta['content']), refusal, imagesAsMarkdown(delta['images'])]) {
-      if (!text) continue; // never an empty text block or delta
-      const index = this.#open?.kind === 'text' ? this.#open.index : this.#start({ type: 'text' }, out);
-      out.push({ type: 'text', index, text });
-    }
+    this.#text('text', textOf(delta['content']), out);
+    this.#text('refusal', refusal, out);
+    this.#text('text', imagesAsMarkdown(delta['images']), out);
 
     for (const raw of asArray(delta['tool_calls'])) this.#toolCall(asObject(raw), out);
 
@@ -101,6 +99,13 @@ export class ChatStreamDecoder implements StreamDecoder {
   end(out: CanonicalEvent[]): void {
     if (!this.#started) out.push({ type: 'start' });
     if (!this.#done) this.#finish(out);
+  }
+
+  /** Text into the open block of its kind, or a new one; never an empty block or delta. */
+  #text(kind: 'text' | 'refusal', text: string | undefined, out: CanonicalEvent[]): void {
+    if (!text) return;
+    const index = this.#open?.kind === kind ? this.#open.index : this.#start({ type: kind }, out);
+    out.push({ type: 'text', index, text });
   }
 
   #toolCall(part: Json, out: CanonicalEvent[]): void {

@@ -33,6 +33,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   #reasoningItems = 0;
   readonly #details: Json[] = [];
   readonly #blocks = new Map<number, BlockRole>();
+  /** The refusal block, whose text goes out as `refusal` deltas (one number: no lookup per delta). */
+  #refusal = -1;
 
   constructor(options: ChatStreamOptions) {
     this.#options = options;
@@ -68,13 +70,15 @@ export class ChatStreamEncoder implements StreamEncoder {
           out.push(this.#chunk({ tool_calls: [{ index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments ?? '' } }] }));
         } else if (block.type === 'reasoning') {
           this.#blocks.set(event.index, { kind: 'reasoning', item: this.#reasoningItems++, text: '', signature: '' });
+        } else if (block.type === 'refusal') {
+          this.#refusal = event.index;
         } else if (block.type === 'opaque_reasoning') {
           this.#details.push({ type: 'reasoning.encrypted', data: block.data, format: REASONING_FORMAT, index: this.#reasoningItems++ });
         }
         break;
       }
       case 'text':
-        out.push(this.#chunk({ content: event.text }));
+        out.push(this.#chunk(event.index === this.#refusal ? { refusal: event.text } : { content: event.text }));
         break;
       case 'arguments': {
         const role = this.#blocks.get(event.index);

@@ -36,6 +36,9 @@ export function encodeMessagesRequest(request: CanonicalRequest, options: Messag
     }
   }
   stripPrefillWhitespace(messages);
+  // Tool results come first in their turn, as Anthropic requires (protocol.md §A.3); another
+  // format may have put a user's text before them.
+  for (const message of messages) if (message['role'] === 'user') resultsFirst(message['content'] as Json[]);
   const budget = request.reasoning === undefined ? undefined : (request.reasoning.budget ?? EFFORT_BUDGET[request.reasoning.effort ?? 'medium'] ?? EFFORT_BUDGET['medium']!);
   let maxTokens = request.maxTokens ?? options.maxOutputTokens ?? options.dialect.defaultMaxTokens;
   // With no limit from the client, leave room for the answer after the thinking budget.
@@ -84,6 +87,13 @@ function push(messages: Json[], role: 'user' | 'assistant', blocks: Json[]): voi
   const last = messages.at(-1);
   if (last && last['role'] === role) (last['content'] as Json[]).push(...blocks);
   else messages.push({ role, content: blocks });
+}
+
+function resultsFirst(blocks: Json[]): void {
+  const firstOther = blocks.findIndex((b) => b['type'] !== 'tool_result');
+  if (firstOther < 0 || !blocks.slice(firstOther).some((b) => b['type'] === 'tool_result')) return;
+  const ordered = [...blocks.filter((b) => b['type'] === 'tool_result'), ...blocks.filter((b) => b['type'] !== 'tool_result')];
+  blocks.splice(0, blocks.length, ...ordered);
 }
 
 /** A final assistant turn is a prefill, which Anthropic refuses with trailing whitespace (protocol.md §D.3). */

@@ -44,8 +44,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
     switch (event.type) {
       case 'block': {
         const { block } = event;
+        // Messages has no refusal block: a refusal is said as text.
         const content =
-          block.type === 'text'
+          block.type === 'text' || block.type === 'refusal'
             ? { type: 'text', text: '' }
             : block.type === 'reasoning'
               ? { type: 'thinking', thinking: '', signature: '' }

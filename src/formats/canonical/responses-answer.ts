@@ -85,7 +85,8 @@ export function callItem(id: string, call: { id: string; name: string; arguments
   const space = options.namespacedTools?.get(call.name);
   const name = space ? { name: space.name, namespace: space.namespace } : { name: call.name };
   if (options.customTools?.has(call.name)) return { id, type: 'custom_tool_call', status: 'completed', call_id: callId, ...name, input: freeformInput(call.arguments) };
-  return { id, type: 'function_call', status: 'completed', call_id: callId, ...name, arguments: call.arguments };
+  // A call with no arguments still has a JSON object for them (responses-api.md §7.5).
+  return { id, type: 'function_call', status: 'completed', call_id: callId, ...name, arguments: call.arguments === '' ? '{}' : call.arguments };
 }
 
 /**

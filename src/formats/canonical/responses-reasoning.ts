@@ -14,7 +14,8 @@ import type { CanonicalPart } from './request.ts';
 const OPENAI_ITEM = 'openai.reasoning';
 const PACKED = 'junction.reasoning';
 
-const summaryText = (item: Json): string => asArray(item['summary']).map((s) => asString(asObject(s)['text']) ?? '').join('');
+/** Summary parts are paragraphs: joined by a blank line, as the stream decoder joins them. */
+const summaryText = (item: Json): string => asArray(item['summary']).map((s) => asString(asObject(s)['text']) ?? '').join('\n\n');
 
 /**
  * A reasoning item from a Responses upstream → a canonical reasoning block's text and signature.

@@ -53,7 +53,7 @@ function append(turns: CanonicalTurn[], role: 'user' | 'assistant', part: Canoni
 }
 
 function addItem(turns: CanonicalTurn[], item: Json, i: number): void {
-  const type = asString(item['type']) ?? (item['role'] !== undefined ? 'message' : undefined);
+  const type = asString(item['type']) ?? (item['role'] !== undefined ? 'message' : typeof item['id'] === 'string' ? 'item_reference' : undefined);
   const refuse = (why: string): never => {
     throw ERR.invalidField(`input[${i}]: ${why}`, `input[${i}].type`);
   };
@@ -61,7 +61,12 @@ function addItem(turns: CanonicalTurn[], item: Json, i: number): void {
     case 'message': {
       const role = item['role'] === 'assistant' ? 'assistant' : item['role'] === 'system' || item['role'] === 'developer' ? 'system' : item['role'] === 'user' ? 'user' : refuse(`a message's role must be user, assistant, system or developer`);
       const content = item['content'];
-      if (typeof content === 'string') turns.push({ role, parts: [{ type: 'text', text: content }], plain: true });
+      if (typeof content === 'string') {
+        // Plain text, unless it continues a turn (the reasoning or call items just before it).
+        const last = turns.at(-1);
+        if (role !== 'system' && last?.role === role) append(turns, role, { type: 'text', text: content });
+        else turns.push({ role, parts: [{ type: 'text', text: content }], plain: true });
+      }
       else if (!Array.isArray(content)) refuse('a message needs content, a string or a list of parts');
       else {
         const parts = content.map((part, j) => partOf(asObject(part), `input[${i}].content[${j}]`));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ERR } from '../../errors.ts';
 import type { Json } from '../convert/json.ts';
 import { ToolNames } from '../convert/tool-names.ts';
@@ -29,7 +30,7 @@ export function encodeResponsesRequest(request: CanonicalRequest, options: Respo
   const instructions: string[] = [];
   const input: Json[] = [];
   for (const turn of request.turns) {
-    if (turn.role === 'system') instructions.push(turn.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''));
+    if (turn.role === 'system') instructions.push(...turn.parts.flatMap((p) => (p.type === 'text' && p.text !== '' ? [p.text] : [])));
     else if (turn.role === 'user') userItems(turn.parts, input);
     else assistantItems(turn.parts, input, toolNames);
   }
@@ -38,7 +39,7 @@ export function encodeResponsesRequest(request: CanonicalRequest, options: Respo
   if (request.maxTokens !== undefined) body['max_output_tokens'] = options.maxOutputTokens === null ? request.maxTokens : Math.min(request.maxTokens, options.maxOutputTokens);
   if (request.temperature !== undefined) body['temperature'] = request.temperature;
   if (request.topP !== undefined) body['top_p'] = request.topP;
-  if (request.user !== undefined) body['safety_identifier'] = request.user;
+  if (request.user !== undefined) body['safety_identifier'] = safetyIdentifier(request.user);
   if (request.stream) body['stream'] = true;
   if (request.tools.length > 0) {
     body['tools'] = request.tools.map((tool) => ({
@@ -62,6 +63,14 @@ export function encodeResponsesRequest(request: CanonicalRequest, options: Respo
     };
   }
   return { body, toolNames };
+}
+
+/**
+ * OpenAI takes at most 64 characters here; Claude Code's `metadata.user_id` is about 150. A longer
+ * id is hashed: still one stable id per user, as the field is for (responses.d.ts).
+ */
+function safetyIdentifier(user: string): string {
+  return user.length <= 64 ? user : `sha256_${createHash('sha256').update(user).digest('hex').slice(0, 57)}`;
 }
 
 const dataUrl = (source: { mediaType: string; data: string }): string => `data:${source.mediaType};base64,${source.data}`;

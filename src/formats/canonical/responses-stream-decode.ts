@@ -56,9 +56,11 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         }
         return;
       }
-      case 'response.content_part.added':
-        this.#begin(`${item}:${String(event['content_index'])}`, 'text', { type: 'text' }, out);
+      case 'response.content_part.added': {
+        const refusal = asObject(event['part'])['type'] === 'refusal';
+        this.#begin(`${item}:${String(event['content_index'])}`, 'text', { type: refusal ? 'refusal' : 'text' }, out);
         return;
+      }
       case 'response.output_text.delta':
       case 'response.refusal.delta': {
         const open = this.#open.get(`${item}:${String(event['content_index'])}`);

@@ -16,10 +16,20 @@ import type { CanonicalEvent, StreamEncoder } from './stream.ts';
 /** Only ever serialized, never changed: shared by every delta. */
 const NO_LOGPROBS: readonly never[] = Object.freeze([]);
 
+interface MessageState {
+  readonly item: Json;
+  /** Its parts, in order; a part still streaming holds its place. */
+  readonly content: Json[];
+  readonly outputIndex: number;
+}
+
 interface OpenItem {
-  readonly kind: 'text' | 'reasoning' | 'call';
+  readonly kind: 'text' | 'refusal' | 'reasoning' | 'call';
   readonly id: string;
   readonly outputIndex: number;
+  /** Text and refusal parts: their message and place in it. */
+  readonly message?: MessageState;
+  readonly contentIndex?: number;
   text: string;
   signature?: string;
   summaryOpen?: boolean;
@@ -33,7 +43,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   #sequence = 0;
   readonly #output: Json[] = [];
   /** The message item text blocks go into, while nothing else has followed. */
-  #message: { item: Json; content: Json[]; outputIndex: number } | null = null;
+  #message: MessageState | null = null;
+  /** The model refused: a refusal it said, not one a filter made (responses-answer.ts responseOf). */
+  #refused = false;
   readonly #open = new Map<number, OpenItem>();
   #opening: Json | null = null;
   #final: Json | undefined;
@@ -83,10 +95,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         break;
       case 'text': {
         const open = this.#open.get(event.index);
-        if (open?.kind !== 'text') break;
-        open.text += event.text;
-        // The per-token events are written out in full: no spread, one object each (hot path).
-        out.push({ type: 'response.output_text.delta', sequence_number: this.#sequence++, item_id: open.id, output_index: open.outputIndex, content_index: this.#message!.content.length, delta: event.text, logprobs: NO_LOGPROBS });
+        if (open?.kind === 'text') {
+          open.text += event.text;
+          // The per-token events are written out in full: no spread, one object each (hot path).
+          out.push({ type: 'response.output_text.delta', sequence_number: this.#sequence++, item_id: open.id, output_index: open.outputIndex, content_index: open.contentIndex, delta: event.text, logprobs: NO_LOGPROBS });
+        } else if (open?.kind === 'refusal') {
+          open.text += event.text;
+          out.push({ type: 'response.refusal.delta', sequence_number: this.#sequence++, item_id: open.id, output_index: open.outputIndex, content_index: open.contentIndex, delta: event.text });
+        }
         break;
       }
       case 'reasoning': {
@@ -118,9 +134,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         this.#stop(event.index, out);
         break;
       case 'stop': {
+        // Whatever a decoder left open is finished first: the final output never loses a part.
+        for (const index of [...this.#open.keys()]) this.#stop(index, out);
         this.#closeMessage(out);
         const usage = event.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
-        const response = responseOf(this.#output, { model: this.#model, stop: event.stop, usage, blocks: [] }, this.#options);
+        const blocks = this.#refused ? [{ type: 'refusal' as const, text: '' }] : [];
+        const response = responseOf(this.#output, { model: this.#model, stop: event.stop, usage, blocks }, this.#options);
         this.#final = response;
         this.#emit(out, response['status'] === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
         break;
@@ -136,7 +155,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   }
 
   #start(index: number, block: Extract<CanonicalEvent, { type: 'block' }>['block'], out: Json[]): void {
-    if (block.type === 'text') {
+    if (block.type === 'text' || block.type === 'refusal') {
       if (this.#message === null) {
         const item: Json = { id: this.#itemId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
         const outputIndex = this.#output.length;
@@ -144,10 +163,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         this.#message = { item, content: [], outputIndex };
         this.#emit(out, 'response.output_item.added', { output_index: outputIndex, item: { ...item, content: [] } });
       }
-      const { item, content, outputIndex } = this.#message;
-      const id = String(item['id']);
-      this.#open.set(index, { kind: 'text', id, outputIndex, text: '' });
-      this.#emit(out, 'response.content_part.added', { item_id: id, output_index: outputIndex, content_index: content.length, part: outputText('') });
+      const message = this.#message;
+      const id = String(message.item['id']);
+      const part = block.type === 'refusal' ? { type: 'refusal', refusal: '' } : outputText('');
+      const contentIndex = message.content.length;
+      message.content.push(part);
+      if (block.type === 'refusal') this.#refused = true;
+      this.#open.set(index, { kind: block.type, id, outputIndex: message.outputIndex, message, contentIndex, text: '' });
+      this.#emit(out, 'response.content_part.added', { item_id: id, output_index: message.outputIndex, content_index: contentIndex, part });
       return;
     }
     this.#closeMessage(out);
@@ -180,12 +203,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (!open) return;
     this.#open.delete(index);
     const { id, outputIndex, text } = open;
-    if (open.kind === 'text') {
-      const where = { item_id: id, output_index: outputIndex, content_index: this.#message!.content.length };
-      const part = outputText(text);
-      this.#emit(out, 'response.output_text.done', { ...where, text, logprobs: [] });
+    if (open.kind === 'text' || open.kind === 'refusal') {
+      const where = { item_id: id, output_index: outputIndex, content_index: open.contentIndex };
+      const part = open.kind === 'refusal' ? { type: 'refusal', refusal: text } : outputText(text);
+      if (open.kind === 'refusal') this.#emit(out, 'response.refusal.done', { ...where, refusal: text });
+      else this.#emit(out, 'response.output_text.done', { ...where, text, logprobs: [] });
       this.#emit(out, 'response.content_part.done', { ...where, part });
-      this.#message!.content.push(part);
+      open.message!.content[open.contentIndex!] = part;
       return;
     }
     if (open.kind === 'reasoning') {
@@ -200,9 +224,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       return;
     }
     const call = open.call!;
-    // A call with no arguments streamed still has a JSON object for them (responses-api.md §7.5).
-    const args = text === '' && !call.custom ? '{}' : text;
-    const item = callItem(id, { id: call.id, name: call.name, arguments: args }, this.#options);
+    const item = callItem(id, { id: call.id, name: call.name, arguments: text }, this.#options);
+    const args = String(item['arguments'] ?? '');
     this.#output[outputIndex] = item;
     const at = { item_id: id, output_index: outputIndex };
     if (call.custom) {

@@ -16,6 +16,8 @@ import type { CanonicalStop, CanonicalUsage } from './answer.ts';
  */
 export type CanonicalStreamBlock =
   | { readonly type: 'text' }
+  /** A refusal the model said instead of an answer (Chat's `refusal`, a Responses refusal part): text deltas. */
+  | { readonly type: 'refusal' }
   | { readonly type: 'reasoning' }
   | { readonly type: 'opaque_reasoning'; readonly data: string }
   /** `arguments`: what a start already carried (a Messages tool_use with its input filled in). */
@@ -53,24 +55,31 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
   const canonical: CanonicalEvent[] = [];
   // Reused: filled by the encoder, drained before the next input is read (no array per chunk).
   const out: Json[] = [];
+  let stopped = false;
+  const encode = (): void => {
+    for (const event of canonical) {
+      if (event.type === 'stop') {
+        stopped = true;
+        onStop?.(event);
+      }
+      encoder.push(event, out);
+    }
+    canonical.length = 0;
+  };
   encoder.open(out);
   for (const event of out) yield event;
   out.length = 0;
   for await (const input of inputs) {
     decoder.push(input, canonical);
     if (canonical.length === 0) continue;
-    for (const event of canonical) {
-      if (onStop && event.type === 'stop') onStop(event);
-      encoder.push(event, out);
-    }
-    canonical.length = 0;
+    encode();
     for (const event of out) yield event;
     out.length = 0;
+    // The client's stream has ended (rule 12): nothing the upstream does after, a late reset
+    // before its own end marker included, may add a second ending (review of issue #14).
+    if (stopped) return;
   }
   decoder.end(canonical);
-  for (const event of canonical) {
-    if (onStop && event.type === 'stop') onStop(event);
-    encoder.push(event, out);
-  }
+  encode();
   for (const event of out) yield event;
 }

@@ -49,7 +49,7 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
     const junctionKept = history !== undefined || resolved.size > 0;
     if (junctionKept) {
       // `previous_response_id` stays for the answer to echo; the decoders read only the input.
-      ctx.state.body = { ...body, input: [...(history ?? []), ...inputItems(body['input']).map((item) => (item['type'] === 'item_reference' ? (resolved.get(String(item['id'])) ?? item) : item))] };
+      ctx.state.body = { ...body, input: [...(history ?? []), ...inputItems(body['input']).map((item) => (isReference(item) ? (resolved.get(String(item['id'])) ?? item) : item))] };
       const translated = (ctx.state.candidates ?? candidates).filter((c) => c.provider.plugin.native?.endpoints.responses === undefined);
       const first = translated[0];
       if (!first) throw ERR.responseKeptByJunction(typeof previous === 'string' ? previous : [...resolved.keys()][0]!, route.model.id, typeof previous === 'string' ? 'previous_response_id' : 'input');
@@ -73,7 +73,7 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
     const usage = ctx.state.outcome.usage;
     const contextTokens = usage ? usage.input + usage.cacheRead + usage.cacheWrite + usage.output : 0;
     try {
-      const input = keptResponse ? withIds(inputItems(ctx.state.body?.['input']), id) : [];
+      const { input, minted } = keptResponse ? withIds(inputItems(ctx.state.body?.['input']), id) : { input: [], minted: [] };
       const record = {
         id,
         keyId: key.id,
@@ -84,7 +84,9 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
         createdAt: new Date(savedAt),
         expiresAt: new Date(savedAt + retentionMs),
       };
-      await store.saveResponse(record, [...(ctx.state.outcome.responseItems ?? []), ...input.map((item) => String(item['id']))]);
+      // Only the ids this response minted: replayed items stay indexed under the response that
+      // made them, and an id a client wrote into its input cannot take over another's (review of #14).
+      await store.saveResponse(record, [...(ctx.state.outcome.responseItems ?? []), ...minted]);
     } catch (err) {
       // The answer was served; only a later continuation of it will miss. Said, not thrown.
       log.error({ req_id: ctx.state.requestId, err }, 'could not remember a response id');
@@ -119,22 +121,34 @@ function inputItems(input: unknown): Json[] {
   return asArray(input).map(asObject);
 }
 
-/** Input items as OpenAI lists them, each with an id (minted from the response's where it had none). */
-function withIds(items: Json[], responseId: string): Json[] {
+/** Input items as OpenAI lists them, each with an id: minted from the response's where it had none. */
+function withIds(items: Json[], responseId: string): { input: Json[]; minted: string[] } {
   const base = responseId.replace(/^resp_/, '');
-  return items.map((item, i) => (typeof item['id'] === 'string' ? item : { id: `${item['type'] === 'message' || item['role'] !== undefined ? 'msg' : 'item'}_${base}_in${i}`, ...item }));
+  const minted: string[] = [];
+  const input = items.map((item, i) => {
+    if (typeof item['id'] === 'string') return item;
+    const id = `${item['type'] === 'message' || item['role'] !== undefined ? 'msg' : 'item'}_${base}_in${i}`;
+    minted.push(id);
+    return { id, ...item };
+  });
+  return { input, minted };
+}
+
+/**
+ * An `item_reference`: typed so, or (the SDK's type allows it, responses-api.md §2.2) an item with
+ * an id and neither a type nor a role.
+ */
+function isReference(item: Json): boolean {
+  return item['type'] === 'item_reference' || (item['type'] == null && item['role'] === undefined && typeof item['id'] === 'string');
 }
 
 /** The ids an input names by `item_reference` (at most the first 1,000 looked up). */
 function referencedItems(input: unknown): string[] {
-  if (!Array.isArray(input)) return [];
   const ids: string[] = [];
-  for (const item of input) {
-    if (typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'item_reference') {
-      const id = (item as { id?: unknown }).id;
-      if (typeof id === 'string') ids.push(id);
-      if (ids.length >= 1000) break;
-    }
+  for (const raw of asArray(input)) {
+    const item = asObject(raw);
+    if (isReference(item) && typeof item['id'] === 'string') ids.push(item['id']);
+    if (ids.length >= 1000) break;
   }
   return [...new Set(ids)];
 }

@@ -58,15 +58,20 @@ async function answerKept(ctx: GatewayContext, stored: StoredResponse, suffix: (
     case '':
       if (ctx.method === 'DELETE') {
         await store.deleteResponse(id, keyId);
-        ctx.body = { id, object: 'response', deleted: true };
+        ctx.body = { id, object: 'response.deleted', deleted: true };
       } else {
         ctx.body = stored.response;
       }
       return;
     case '/input_items': {
-      // Newest first unless asked otherwise, as OpenAI lists them (responses-api.md §6).
-      const data = ctx.query['order'] === 'asc' ? stored.input : [...stored.input].reverse();
-      ctx.body = { object: 'list', data, first_id: data[0]?.['id'] ?? null, last_id: data.at(-1)?.['id'] ?? null, has_more: false };
+      // Newest first unless asked otherwise, a page of `limit` (1–100, 20 by default) after the
+      // item `after`, as OpenAI lists them (responses-api.md §6).
+      const all = ctx.query['order'] === 'asc' ? stored.input : [...stored.input].reverse();
+      const after = typeof ctx.query['after'] === 'string' ? all.findIndex((item) => item['id'] === ctx.query['after']) + 1 : 0;
+      const asked = Number(ctx.query['limit'] ?? 20);
+      const limit = Number.isInteger(asked) && asked >= 1 && asked <= 100 ? asked : 20;
+      const data = all.slice(after, after + limit);
+      ctx.body = { object: 'list', data, first_id: data[0]?.['id'] ?? null, last_id: data.at(-1)?.['id'] ?? null, has_more: after + limit < all.length };
       return;
     }
     case '/cancel':

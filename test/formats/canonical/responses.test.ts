@@ -151,4 +151,32 @@ describe('Responses codecs (canonical form)', () => {
     expect(delta['usage']).to.deep.include({ input_tokens: 176, cache_read_input_tokens: 1024, output_tokens: 86 });
     expect(events.at(-1)?.['type']).to.equal('message_stop');
   });
+
+  it('a user\'s text between a call and its output: the tool result still goes first in the Messages turn', () => {
+    const body = toMessages({ input: [{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { role: 'user', content: [{ type: 'input_text', text: 'note' }] }, { type: 'function_call_output', call_id: 'c1', output: 'ok' }] });
+    expect((body['messages'] as Json[])[2]?.['content']).to.deep.equal([{ type: 'tool_result', tool_use_id: 'c1', content: 'ok' }, { type: 'text', text: 'note' }]);
+  });
+
+  it('a turn that only reasoned goes to a Chat upstream with empty text, never a null OpenAI refuses', async () => {
+    const { encodeChatRequest } = await import('../../../src/formats/canonical/chat-request-encode.ts');
+    const { DEFAULT_CHAT_DIALECT } = await import('../../../src/formats/convert/dialect.ts');
+    const request = decodeResponsesRequest({ input: [{ role: 'user', content: 'a' }, { type: 'reasoning', summary: [{ type: 'summary_text', text: 'hm' }] }, { role: 'user', content: 'b' }] });
+    const { body } = encodeChatRequest(request, { model: 'gpt-4o', dialect: DEFAULT_CHAT_DIALECT, maxOutputTokens: null });
+    expect((body['messages'] as Json[])[1]).to.deep.equal({ role: 'assistant', content: '' });
+    // Reasoning followed by the assistant's text is one turn, not two.
+    const joined = decodeResponsesRequest({ input: [{ role: 'user', content: 'a' }, { type: 'reasoning', summary: [] }, { role: 'assistant', content: 'answer' }] });
+    expect(joined.turns.map((t) => t.role)).to.deep.equal(['user', 'assistant']);
+  });
+
+  it('the stream encoder finishes what a decoder left open at the stop, and never loses a part', () => {
+    const encoder = new ResponsesStreamEncoder({ id: 'resp_o', createdAt: 0, request: {}, model: 'm' });
+    const out: Json[] = [];
+    encoder.open(out);
+    encoder.push({ type: 'block', index: 0, block: { type: 'text' } }, out);
+    encoder.push({ type: 'text', index: 0, text: 'Hi' }, out);
+    encoder.push({ type: 'stop', stop: 'end_turn', stopSequence: undefined, usage: undefined }, out);
+    const final = out.at(-1)!['response'] as Json;
+    expect(((final['output'] as Json[])[0]?.['content'] as Json[])[0]).to.deep.include({ type: 'output_text', text: 'Hi' });
+    expect(out.map((e) => e['type'])).to.include.members(['response.output_text.done', 'response.content_part.done', 'response.output_item.done']);
+  });
 });
