@@ -8,7 +8,8 @@ import { asArray, asNumber, asObject, asString, isObject, type Json } from './co
  * turns into an in-band error for the client: a cut stream never looks complete.
  */
 
-function parse(event: SseEvent, provider: string): Json {
+/** An event's data as a JSON object, or the upstream fault it is. */
+export function parse(event: SseEvent, provider: string): Json {
   let value: unknown;
   try {
     value = JSON.parse(event.data);

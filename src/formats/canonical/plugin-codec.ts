@@ -1,7 +1,8 @@
 import { ERR, GatewayError } from '../../errors.ts';
 import type { SseEvent, UpstreamFormat } from '../../plugin-host/api.ts';
 import { ToolNames } from '../convert/tool-names.ts';
-import { isObject, type Json } from '../convert/json.ts';
+import type { Json } from '../convert/json.ts';
+import { parse } from '../upstream-events.ts';
 import type { UpstreamCodec } from './codecs.ts';
 import type { CanonicalEvent, StreamDecoder } from './stream.ts';
 
@@ -28,14 +29,7 @@ export function pluginCodec(format: UpstreamFormat): UpstreamCodec {
 async function* parseEvents(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
   for await (const event of events) {
     if (event.data === '[DONE]') continue;
-    let data: unknown;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
-    }
-    if (!isObject(data)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
-    yield { event: event.event, data };
+    yield { event: event.event, data: parse(event, provider) };
   }
 }
 
