@@ -64,6 +64,14 @@ async function* withoutUsage(chunks: AsyncIterable<Json>): AsyncGenerator<Json> 
 }
 const now = (): number => Math.floor(Date.now() / 1000);
 
+/** Events passed on as they are, each tapped first. */
+async function* tapped(events: AsyncIterable<Json>, tap: (event: Json) => void): AsyncGenerator<Json> {
+  for await (const event of events) {
+    tap(event);
+    yield event;
+  }
+}
+
 export function planTranslation(input: PlanInput): TranslationPlan {
   const usage = emptyUsage();
   let seen = false;
@@ -80,20 +88,18 @@ export function planTranslation(input: PlanInput): TranslationPlan {
   let markStarted = (): void => undefined;
   const whenUpstreamStarted = new Promise<void>((resolve) => (markStarted = resolve));
   const apply = upstream.applyUsage;
-  async function* tapped(events: AsyncIterable<Json>): AsyncGenerator<Json> {
-    for await (const event of events) {
-      if (!started) {
-        started = true;
-        markStarted();
-      }
-      if (apply(usage, event)) seen = true;
-      yield event;
+  // Each upstream event, before conversion: the first one starts the stream, and usage is read.
+  const tap = (event: Json): void => {
+    if (!started) {
+      started = true;
+      markStarted();
     }
-  }
+    if (apply(usage, event)) seen = true;
+  };
   return {
     upstreamBody: plan.upstreamBody,
     answer: plan.answer,
-    stream: (events) => plan.convert(tapped(plan.parse(events))),
+    stream: (events) => plan.convert(plan.parse(events), tap),
     streamUsage: () => (seen ? usage : undefined),
     upstreamStarted: () => started,
     whenUpstreamStarted,
@@ -106,12 +112,15 @@ function upstreamCodecOf(translator: Translator): UpstreamCodec {
   return translator.upstream === 'custom' ? pluginCodec(translator.format) : CODECS[translator.upstream];
 }
 
-/** Parse upstream SSE, then convert the typed events: two steps, so usage can be read between them. */
+/**
+ * Parse upstream SSE, then convert the typed events: two steps, so usage can be read between them
+ * (`tap`, called with each upstream event before it is converted: a call, not another async step).
+ */
 interface FormatPlan {
   readonly upstreamBody: Json;
   answer(body: Json): Json;
   parse(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
-  convert(events: AsyncIterable<Json>): AsyncIterable<Json>;
+  convert(events: AsyncIterable<Json>, tap: (event: Json) => void): AsyncIterable<Json>;
   readonly responsesStream?: ResponsesStreamEncoder;
 }
 
@@ -150,9 +159,9 @@ function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: 
     if (input.clientFormat === 'chat' && body['stream'] === true && !asksForUsage(body)) {
       // As on native routes: the upstream is always asked for usage, which the client did not want to see (issue #4).
       const upstreamBody = { ...body, model: upstreamModel, stream_options: withUsageRequested(body) };
-      return { upstreamBody, answer: (answer) => answer, parse, convert: withoutUsage };
+      return { upstreamBody, answer: (answer) => answer, parse, convert: (events, tap) => withoutUsage(tapped(events, tap)) };
     }
-    return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: (events) => events };
+    return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: tapped };
   }
   const client = CODECS[input.clientFormat];
   const encoded = upstream.encodeRequest(client.decodeRequest(body), {
@@ -168,7 +177,7 @@ function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: 
     upstreamBody: encoded.body,
     answer: (answer) => client.encodeAnswer(upstream.decodeAnswer(answer, side), clientSide),
     parse,
-    convert: (events) => translateStream(events, upstream.streamDecoder(side, provider), encoder, onStop),
+    convert: (events, tap) => translateStream(events, upstream.streamDecoder(side, provider), encoder, { input: tap, ...(onStop && { stop: onStop }) }),
     ...(input.clientFormat === 'responses' && { responsesStream: encoder as ResponsesStreamEncoder }),
   };
 }

@@ -47,11 +47,18 @@ export interface StreamEncoder {
   push(event: CanonicalEvent, out: Json[]): void;
 }
 
+/** What a caller hears as a stream passes: each input before it is decoded, and the stop. */
+export interface StreamHooks {
+  readonly input?: (input: Json) => void;
+  readonly stop?: (event: Extract<CanonicalEvent, { type: 'stop' }>) => void;
+}
+
 /**
- * One format's stream in another's: one async step per upstream event (rule 13). `onStop` hears
- * the stop, for an upstream whose typed events the core cannot read usage from (a plugin's format).
+ * One format's stream in another's: one async step per upstream event (rule 13). The hooks are
+ * calls, not async steps: the bridge reads usage from the upstream's events through `input`, and
+ * from the canonical stop through `stop` for an upstream whose events it cannot read (a plugin's).
  */
-export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder, onStop?: (event: Extract<CanonicalEvent, { type: 'stop' }>) => void): AsyncGenerator<Json> {
+export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<Json> {
   const canonical: CanonicalEvent[] = [];
   // Reused: filled by the encoder, drained before the next input is read (no array per chunk).
   const out: Json[] = [];
@@ -60,7 +67,7 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
     for (const event of canonical) {
       if (event.type === 'stop') {
         stopped = true;
-        onStop?.(event);
+        hooks.stop?.(event);
       }
       encoder.push(event, out);
     }
@@ -69,16 +76,25 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
   encoder.open(out);
   for (const event of out) yield event;
   out.length = 0;
-  for await (const input of inputs) {
-    decoder.push(input, canonical);
-    if (canonical.length === 0) continue;
-    encode();
-    for (const event of out) yield event;
-    out.length = 0;
-    // The client's stream has ended (rule 12): nothing the upstream does after, a late reset
-    // before its own end marker included, may add a second ending (review of issue #14).
-    if (stopped) return;
+  try {
+    for await (const input of inputs) {
+      // After the stop the rest is read to its end, so the upstream's connection goes back to
+      // the pool for the next request, but nothing of it reaches the client (rule 12).
+      if (stopped) continue;
+      hooks.input?.(input);
+      decoder.push(input, canonical);
+      if (canonical.length === 0) continue;
+      encode();
+      for (const event of out) yield event;
+      out.length = 0;
+    }
+  } catch (err) {
+    // A fault after the client's stream ended (a reset before the upstream's own end marker)
+    // must not add a second ending to it (review of issue #14).
+    if (!stopped) throw err;
+    return;
   }
+  if (stopped) return;
   decoder.end(canonical);
   encode();
   for (const event of out) yield event;

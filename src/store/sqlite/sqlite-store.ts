@@ -223,7 +223,8 @@ export class SqliteStore implements Store {
   }
 
   #saveResponseTx(record: ResponseRecord, itemIds: readonly string[]): void {
-    this.#sql('DELETE FROM response_items WHERE response_id = ?').run(record.id);
+    // A response id is saved once (an upstream's, or one minted per request), and its items'
+    // REPLACE re-points any that moved: no delete first, one statement less per response.
     this.#sql('INSERT OR REPLACE INTO responses (id, key_id, provider, model, context_tokens, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
       record.id, record.keyId, record.provider, record.model, record.contextTokens, record.body ?? null, record.createdAt.toISOString(), record.expiresAt.toISOString(),
     );
