@@ -25,6 +25,17 @@ export const chatProviderOptions = z
   })
   .default({});
 
+/**
+ * Azure OpenAI (issue #15): a Chat upstream's options, plus `api_version` for the older
+ * deployment URLs (`/openai/deployments/{deployment}/…?api-version=…`) instead of the v1 API.
+ */
+export const azureProviderOptions = z
+  .strictObject({
+    ...chatProviderOptions.unwrap().shape,
+    api_version: z.string().regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$/, 'a dated API version, e.g. 2024-10-21 or 2025-04-01-preview').optional(),
+  })
+  .default({});
+
 /** A Messages upstream, for requests translated from Chat Completions. */
 export const messagesProviderOptions = z
   .strictObject({ ...common, default_max_tokens: z.number().int().min(1).optional() })
@@ -32,6 +43,7 @@ export const messagesProviderOptions = z
 
 export type ChatProviderOptions = z.infer<typeof chatProviderOptions>;
 export type MessagesProviderOptions = z.infer<typeof messagesProviderOptions>;
+export type AzureProviderOptions = z.infer<typeof azureProviderOptions>;
 
 /** Lower-cases header names so later lookups and overrides are exact. */
 export function lowerCaseKeys(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
