@@ -6,5 +6,6 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, () => Promise<unknown>>> =
   anthropic: () => import('../../plugins/anthropic/index.ts'),
   openai: () => import('../../plugins/openai/index.ts'),
   azure: () => import('../../plugins/azure/index.ts'),
+  gemini: () => import('../../plugins/gemini/index.ts'),
   mock: () => import('../../plugins/mock/index.ts'),
 };

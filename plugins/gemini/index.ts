@@ -1,0 +1,49 @@
+import { definePlugin, type CanonicalAnswer } from '../../src/plugin-host/api.ts';
+import { lowerCaseKeys, messagesProviderOptions, type MessagesProviderOptions } from '../shared/options.ts';
+import { decodeGeminiAnswer } from './answer.ts';
+import { encodeGeminiRequest } from './request.ts';
+import { SignatureStore } from './signatures.ts';
+import { geminiStreamDecoder } from './stream.ts';
+
+const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+
+/**
+ * `gemini`: the Gemini API's own `generateContent` format (issue #15; providers.md §3), through the
+ * public plugin API's format codec: Messages, Chat and Responses clients reach Gemini models with
+ * tools, thinking (thought summaries as reasoning), images and files, structured output and usage,
+ * and the thought signatures multi-turn tool use needs carried across turns (signatures.ts). The
+ * key goes as `x-goog-api-key`; `base_url` replaces the host, `/v1beta/models/…` is appended.
+ */
+export default definePlugin<MessagesProviderOptions>({
+  name: 'gemini',
+  apiVersion: '^1.4.0',
+  optionsSchema: messagesProviderOptions,
+  create(provider) {
+    const base = provider.baseUrl ?? DEFAULT_BASE_URL;
+    const headers = {
+      ...lowerCaseKeys(provider.options.headers),
+      ...(provider.apiKey === undefined ? {} : { 'x-goog-api-key': provider.apiKey }),
+    };
+    const signatures = new SignatureStore();
+    return {
+      translate: {
+        upstream: 'custom',
+        endpoints: ['messages', 'chat_completions', 'responses'],
+        format: {
+          encodeRequest: (request, options) => ({ body: encodeGeminiRequest(request, options, signatures) }),
+          decodeAnswer: (body): CanonicalAnswer => {
+            const { blocks, stop, usage } = decodeGeminiAnswer(body, signatures);
+            return { id: typeof body['responseId'] === 'string' ? body['responseId'] : undefined, model: typeof body['modelVersion'] === 'string' ? body['modelVersion'] : '', blocks, stop, stopSequence: undefined, usage };
+          },
+          streamDecoder: () => geminiStreamDecoder(signatures),
+        },
+        // The model and streaming are in the URL; the body carries neither.
+        request: (body, ctx) => {
+          const { model, ...rest } = body;
+          const method = ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+          return { url: `${base}/v1beta/models/${encodeURIComponent(String(model))}:${method}`, headers, body: rest };
+        },
+      },
+    };
+  },
+});

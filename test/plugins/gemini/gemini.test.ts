@@ -1,0 +1,201 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import type { RecordedRequest, Reply } from '../../support/fake-upstream.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+
+/**
+ * The `gemini` plugin (issue #15; providers.md §3) against a fake that refuses what the Gemini API
+ * refuses: a wrong key, schema words outside its subset, empty parts, tool answers that do not
+ * match the calls before them, and a function call of the current turn without its thought
+ * signature (Gemini 3's 400). Through it, the official SDKs run a tool loop, stream thinking and
+ * text, and are billed Gemini's usage.
+ */
+
+const KEY = 'gemini-key-0123';
+const json = { 'content-type': 'application/json' };
+const ALLOWED = new Set(['type', 'format', 'title', 'description', 'nullable', 'enum', 'properties', 'required', 'propertyOrdering', 'items', 'anyOf', 'minItems', 'maxItems', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'minProperties', 'maxProperties', 'default', 'example']);
+
+type Json = Record<string, unknown>;
+const invalid = (message: string): Reply => ({ status: 400, headers: json, body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } } });
+
+/** The first schema word Gemini's parser would refuse, with where. */
+function unknownWord(schema: unknown, path: string): string | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  for (const [key, value] of Object.entries(schema)) {
+    if (!ALLOWED.has(key)) return `${path}.${key}`;
+    if (key === 'properties') {
+      for (const [name, inner] of Object.entries(value as Json)) {
+        const found = unknownWord(inner, `${path}.properties.${name}`);
+        if (found) return found;
+      }
+    } else if (key === 'items' || key === 'anyOf') {
+      for (const inner of Array.isArray(value) ? value : [value]) {
+        const found = unknownWord(inner, `${path}.${key}`);
+        if (found) return found;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** What the real API checks before it answers. */
+function check(req: RecordedRequest): Reply | undefined {
+  if (req.headers['x-goog-api-key'] !== KEY) return { status: 400, headers: json, body: { error: { code: 400, message: 'API key not valid.', status: 'INVALID_ARGUMENT' } } };
+  const body = req.json();
+  if ('model' in body) return invalid('Invalid JSON payload received. Unknown name "model": Cannot find field.');
+  for (const [i, declaration] of (((body['tools'] as Json[] | undefined)?.[0]?.['functionDeclarations'] as Json[] | undefined) ?? []).entries()) {
+    const word = unknownWord(declaration['parameters'], `tools[0].function_declarations[${i}].parameters`);
+    if (word) return invalid(`Invalid JSON payload received. Unknown name "${word.split('.').at(-1)}" at '${word}': Cannot find field.`);
+  }
+  const contents = body['contents'] as Json[];
+  if (!Array.isArray(contents) || contents.length === 0) return invalid('contents is not specified');
+  let current = -1;
+  contents.forEach((content, i) => {
+    const parts = content['parts'] as Json[];
+    if (content['role'] === 'user' && parts.some((p) => p['functionResponse'] === undefined)) current = i;
+  });
+  for (const [i, content] of contents.entries()) {
+    const parts = content['parts'] as Json[];
+    if (!Array.isArray(parts) || parts.length === 0) return invalid('contents.parts must not be empty');
+    if (parts.some((p) => p['text'] === '')) return invalid("required oneof field 'data' must have one initialized field");
+    const calls = parts.filter((p) => p['functionCall'] !== undefined);
+    if (content['role'] === 'model' && i > current && calls.length > 0 && typeof calls[0]!['thoughtSignature'] !== 'string') {
+      return invalid(`Function call is missing a thought_signature in functionCall parts. Additional data, function call \`default_api:${String((calls[0]!['functionCall'] as Json)['name'])}\`, position ${i + 1}.`);
+    }
+    const answers = (contents[i + 1]?.['parts'] as Json[] | undefined)?.filter((p) => p['functionResponse'] !== undefined) ?? [];
+    if (calls.length > 0 && answers.length !== calls.length) return invalid('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+  }
+  return undefined;
+}
+
+const config = (url: string): string => `
+log: { level: info }
+routing: { retries: 0, circuit_breaker: { failures: 1000 } }
+auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+providers:
+  - { id: gemini, plugin: gemini, base_url: "${url}", api_key: "${KEY}" }
+models:
+  - { id: gemini-pro, routes: [{ provider: gemini, model: gemini-3-pro }], pricing: { input: 1.25, output: 10, cache_read: 0.125 } }
+`;
+
+const generate = (path: string, reply: (req: RecordedRequest) => Reply) => (req: RecordedRequest): Reply | undefined => (req.url === path ? (check(req) ?? reply(req)) : undefined);
+const WHOLE = '/v1beta/models/gemini-3-pro:generateContent';
+const STREAM = '/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse';
+const answer = (parts: Json[], finishReason: string | null = 'STOP', usage: Json = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 }): Json => ({
+  candidates: [{ content: { role: 'model', parts }, ...(finishReason !== null && { finishReason }), index: 0 }],
+  usageMetadata: usage,
+  modelVersion: 'gemini-3-pro-001',
+  responseId: 'gem-1',
+});
+// What zod-to-json-schema and Claude Code write, words Gemini's parser refuses included.
+const weather = { name: 'weather', description: 'The weather', input_schema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', additionalProperties: false, properties: { city: { type: 'string', minLength: 1 } }, required: ['city'] } } as Anthropic.Tool;
+
+describe('gemini plugin (the Gemini API\'s own format)', () => {
+  const env = useUpstreamAndGateway(config);
+  let anthropic: Anthropic;
+  let openai: OpenAI;
+  before(() => {
+    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
+    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
+  });
+
+  it('a Messages tool loop: the schema adapted, the call\'s thought signature carried back on its part, the answer named by its function', async () => {
+    env.upstream.script(generate(WHOLE, () => ({ headers: json, body: answer([{ functionCall: { name: 'weather', args: { city: 'Rome' } }, thoughtSignature: 'sig-gemini-A' }]) })));
+    const first = await anthropic.messages.create({ model: 'gemini-pro', max_tokens: 200, system: 'Be brief.', tools: [weather], messages: [{ role: 'user', content: 'Weather in Rome?' }] });
+    expect(first.stop_reason).to.equal('tool_use');
+    const use = first.content.find((b) => b.type === 'tool_use');
+    expect(use).to.deep.include({ name: 'weather', input: { city: 'Rome' } });
+    const sent = env.upstream.last().json();
+    expect(sent['systemInstruction']).to.deep.equal({ parts: [{ text: 'Be brief.' }] });
+    expect(env.upstream.last().headers['x-goog-api-key']).to.equal(KEY);
+    env.upstream.script(generate(WHOLE, () => ({ headers: json, body: answer([{ text: 'Sunny, 21 C.' }]) })));
+    const second = await anthropic.messages.create({
+      model: 'gemini-pro',
+      max_tokens: 200,
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'Weather in Rome?' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use?.type === 'tool_use' ? use.id : '', content: '21 C' }] },
+      ],
+    });
+    expect(second.content).to.deep.equal([{ type: 'text', text: 'Sunny, 21 C.' }]);
+    const contents = env.upstream.last().json()['contents'] as Json[];
+    expect((contents[1]?.['parts'] as Json[])[0]).to.deep.include({ thoughtSignature: 'sig-gemini-A' });
+    expect((contents[2]?.['parts'] as Json[])[0]).to.deep.equal({ functionResponse: { id: use?.type === 'tool_use' ? use.id : '', name: 'weather', response: { output: '21 C' } } });
+  });
+
+  it('a call whose signature this process never saw gets Google\'s documented placeholder, not a 400', async () => {
+    env.upstream.script(generate(WHOLE, () => ({ headers: json, body: answer([{ text: 'Done.' }]) })));
+    const res = await call(`${env.gw.url}/v1/messages`, {
+      headers: MESSAGES_HEADERS,
+      body: {
+        model: 'gemini-pro',
+        max_tokens: 100,
+        tools: [weather],
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_elsewhere', name: 'weather', input: { city: 'Oslo' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_elsewhere', content: '3 C' }] },
+        ],
+      },
+    });
+    expect(res.status, res.text).to.equal(200);
+    expect(((env.upstream.last().json()['contents'] as Json[])[1]?.['parts'] as Json[])[0]).to.deep.include({ thoughtSignature: 'skip_thought_signature_validator' });
+  });
+
+  it('a Chat stream: thought summaries as reasoning, text as content, usage with thoughts and cached tokens billed', async () => {
+    const sse = [
+      answer([{ text: 'Thinking about it.', thought: true }], null),
+      answer([{ text: 'Hel' }], null),
+      answer([{ text: 'lo!' }], 'STOP', { promptTokenCount: 10, cachedContentTokenCount: 4, candidatesTokenCount: 5, thoughtsTokenCount: 7, totalTokenCount: 22 }),
+    ]
+      // Gemini separates its events with CRLF pairs (providers.md §3.6).
+      .map((event) => `data: ${JSON.stringify(event)}\r\n\r\n`)
+      .join('');
+    env.upstream.script(generate(STREAM, () => ({ sse })));
+    const stream = await openai.chat.completions.create({ model: 'gemini-pro', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, reasoning_effort: 'low' });
+    let text = '';
+    let reasoning = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as (OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning?: string }) | undefined;
+      text += delta?.content ?? '';
+      reasoning += delta?.reasoning ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).to.equal('Hello!');
+    expect(reasoning).to.equal('Thinking about it.');
+    expect(usage).to.deep.include({ prompt_tokens: 10, completion_tokens: 12 });
+    expect(env.upstream.last().json()['generationConfig']).to.deep.include({ thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 } });
+  });
+
+  it('the real Claude Code request reaches Gemini: every tool schema within the subset Gemini takes', async () => {
+    const claudeCode = JSON.parse(readFileSync(new URL('../../fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8')) as Json;
+    env.upstream.script(generate(STREAM, () => ({ sse: `data: ${JSON.stringify(answer([{ text: 'OK' }]))}\r\n\r\n` })));
+    const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { ...claudeCode, model: 'gemini-pro', stream: true } });
+    expect(res.status).to.equal(200);
+    expect(res.text, res.text.slice(-400)).to.match(/event: message_stop\n/);
+  });
+
+  it('a prompt Gemini blocks is a refusal the client can read, not an empty answer', async () => {
+    env.upstream.script(generate(WHOLE, () => ({ headers: json, body: { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 }, modelVersion: 'gemini-3-pro-001' } })));
+    const message = await anthropic.messages.create({ model: 'gemini-pro', max_tokens: 50, messages: [{ role: 'user', content: 'x' }] });
+    expect(message.stop_reason).to.equal('refusal');
+    expect(message.content[0]).to.have.property('text').that.includes('SAFETY');
+  });
+
+  it('Gemini\'s own errors reach the caller with their status: 400 with its message, 429', async () => {
+    env.upstream.script(generate(WHOLE, () => invalid('Request contains an invalid argument.')));
+    const bad = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gemini-pro', max_tokens: 50, messages: [{ role: 'user', content: 'x' }] } });
+    expect(bad.status).to.equal(400);
+    expect(bad.json()).to.have.nested.property('error.message').that.includes('invalid argument');
+    env.upstream.script(generate(WHOLE, () => ({ status: 429, headers: json, body: { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } } })));
+    const limited = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gemini-pro', max_tokens: 50, messages: [{ role: 'user', content: 'x' }] } });
+    expect(limited.status).to.equal(429);
+    const row = await generationOf(env.gw.url, limited.headers.get('request-id') ?? limited.headers.get('x-request-id'));
+    expect(row.cost_usd).to.equal(0);
+  });
+});
