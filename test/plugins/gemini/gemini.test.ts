@@ -1,4 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { generateText, stepCountIs, tool } from 'ai';
+import { z } from 'zod';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
@@ -197,5 +200,27 @@ describe('gemini plugin (the Gemini API\'s own format)', () => {
     expect(limited.status).to.equal(429);
     const row = await generationOf(env.gw.url, limited.headers.get('request-id') ?? limited.headers.get('x-request-id'));
     expect(row.cost_usd).to.equal(0);
+  });
+
+  it('the Vercel AI SDK (its Anthropic provider) runs a tool loop through Gemini, signatures and all', async () => {
+    let turn = 0;
+    env.upstream.script(
+      generate(WHOLE, () =>
+        ++turn === 1
+          ? { headers: json, body: answer([{ functionCall: { name: 'weather', args: { city: 'Rome' } }, thoughtSignature: 'sig-vercel' }]) }
+          : { headers: json, body: answer([{ text: 'It is 21 C in Rome.' }]) },
+      ),
+    );
+    const provider = createAnthropic({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
+    const result = await generateText({
+      model: provider('gemini-pro'),
+      prompt: 'Weather in Rome?',
+      tools: { weather: tool({ description: 'weather', inputSchema: z.object({ city: z.string().min(1) }), execute: async ({ city }) => ({ city, celsius: 21 }) }) },
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.text).to.equal('It is 21 C in Rome.');
+    expect(turn).to.equal(2);
+    const contents = env.upstream.last().json()['contents'] as Json[];
+    expect((contents[1]?.['parts'] as Json[])[0]).to.deep.include({ thoughtSignature: 'sig-vercel' });
   });
 });
