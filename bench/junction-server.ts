@@ -19,6 +19,8 @@ const models = knobList
     `  - { id: "o/${knobs}", routes: [{ provider: openai }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
     // Issue #14: a Responses upstream, served natively to Responses clients.
     `  - { id: "r/${knobs}", routes: [{ provider: openai-responses }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
+    // Issue #15: the gemini plugin's own format, reached from any client by translation.
+    `  - { id: "g/${knobs}", routes: [{ provider: gemini }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
   ])
   .concat([
     // Issue #13's media runs: a transcription model and a speech model on the Chat upstream.
@@ -36,6 +38,7 @@ providers:
   - { id: anthropic, plugin: anthropic, base_url: "${upstream}", api_key: sim }
   - { id: openai, plugin: openai, base_url: "${upstream}/v1", api_key: sim }
   - { id: openai-responses, plugin: openai, base_url: "${upstream}/v1", api_key: sim, options: { formats: [responses] } }
+  - { id: gemini, plugin: gemini, base_url: "${upstream}", api_key: sim }
 models:
 ${models}
 `;

@@ -59,6 +59,9 @@ export function targets(s, countTokens, held, rounds) {
             : []),
         ]
       : []),
+    ...(s['gemini-stream']
+      ? [['Gemini stream ≥ 0.5× native Anthropic (Messages client, gemini plugin)', s['gemini-stream'].translated.rps / s['gemini-stream'].native.rps, (v) => v >= 0.5]]
+      : []),
     ['RSS per open stream ≤ 64 KB (native), KB', native?.kbPerStream, (v) => v <= 64],
     ['RSS per open stream ≤ 64 KB (translated), KB', translated?.kbPerStream, (v) => v <= 64],
     ['count_tokens 150 KB p99 ≤ 25 ms, ms', ct.p99, (v) => v <= 25],

@@ -92,6 +92,8 @@ const SCENARIOS = [
   // Issue #14: the Responses front door, native, against native Chat above.
   { id: 'responses-small', title: '8. Small Responses request, whole (translated arm: through a Messages upstream)', format: 'responses', body: (p) => smallResponses(`${p}${SIM}`, false) },
   { id: 'responses-stream', title: '8. Responses stream, 64 events (translated arm: through a Messages upstream)', format: 'responses', stream: true, body: (p) => smallResponses(`${p}${SIM}`, true) },
+  // Issue #15: a Messages stream through the gemini plugin's own format, against the native Anthropic route.
+  { id: 'gemini-stream', title: '9. Messages stream, 64 events (translated arm: through the gemini plugin)', format: 'messages', stream: true, foreign: 'g/', body: (p) => small(`${p}${SIM}`, true) },
 ];
 
 async function measure(target, scenario, prefix, headers = HEADERS[scenario.format]) {
@@ -138,7 +140,7 @@ try {
         ['direct', upstream.url, NATIVE[scenario.format]],
         ['bare', bare.url, NATIVE[scenario.format]],
         ['native', junction.url, NATIVE[scenario.format]],
-        ...(FOREIGN[scenario.format] ? [['translated', junction.url, FOREIGN[scenario.format]]] : []),
+        ...((scenario.foreign ?? FOREIGN[scenario.format]) ? [['translated', junction.url, scenario.foreign ?? FOREIGN[scenario.format]]] : []),
         ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey.url, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
       // Rotate the order each round so no arm always runs first (warm caches, background load).

@@ -1,4 +1,4 @@
-// The upstream simulator (issue #6): loopback, both wire formats, streamed or whole.
+// The upstream simulator (issue #6): loopback, every wire format (Messages, Chat, Responses, Gemini), streamed or whole.
 // Knobs ride in the model name so every arm sends the same bytes: `…sim-c<chunks>-g<gapMs>-l<latencyMs>`
 // (defaults: 64 events, no gap, no latency). Prints `PORT <n>` when listening.
 import http from 'node:http';
@@ -52,6 +52,18 @@ function responsesStream(count) {
   out.push(ev('response.completed', { response: { ...base, status: 'completed', output: [done], usage: { input_tokens: 25, input_tokens_details: { cached_tokens: 0 }, output_tokens: deltas, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 25 + deltas } } }));
   return out;
 }
+/** A Gemini stream (issue #15): `count` events of a text delta each, the last with the finish and usage; CRLF pairs, as Gemini sends. */
+function geminiStream(count) {
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const last = i === count - 1;
+    const candidate = { content: { role: 'model', parts: [{ text: `word${i} and more ` }] }, index: 0, ...(last && { finishReason: 'STOP' }) };
+    out.push(`data: ${JSON.stringify({ candidates: [candidate], ...(last && { usageMetadata: { promptTokenCount: 25, candidatesTokenCount: count, totalTokenCount: 25 + count } }), modelVersion: 'sim' })}\r\n\r\n`);
+  }
+  return out;
+}
+const GEMINI = JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hello! How can I help?' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 9, totalTokenCount: 21 }, modelVersion: 'sim' });
+
 const RESPONSE = JSON.stringify({ id: 'resp_sim', object: 'response', created_at: 1, status: 'completed', model: 'sim', output: [{ id: 'msg_sim', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'Hello! How can I help?' }] }], usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 9, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 21 } });
 
 const MESSAGE = JSON.stringify({ id: 'msg_sim', type: 'message', role: 'assistant', model: 'sim', content: [{ type: 'text', text: 'Hello! How can I help?' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, output_tokens: 9 } });
@@ -60,7 +72,8 @@ const COUNT = JSON.stringify({ input_tokens: 42 });
 const streams = new Map();
 const streamOf = (format, count) => {
   const key = `${format}${count}`;
-  if (!streams.has(key)) streams.set(key, format === 'messages' ? messagesStream(count) : format === 'responses' ? responsesStream(count) : chatStream(count));
+  const make = { messages: messagesStream, responses: responsesStream, chat: chatStream, gemini: geminiStream }[format];
+  if (!streams.has(key)) streams.set(key, make(count));
   return streams.get(key);
 };
 
@@ -97,13 +110,15 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     // A scan, not a parse: the simulator must stay cheap next to the arm under test.
     const head = Buffer.concat(chunks).toString('latin1');
-    const knobs = /"model"\s*:\s*"[^"]*sim-c(\d+)-g(\d+)-l(\d+)"/.exec(head);
+    // Gemini names the model and streaming in the URL, not the body.
+    const gemini = req.url.startsWith('/v1beta/models/');
+    const knobs = /"model"\s*:\s*"[^"]*sim-c(\d+)-g(\d+)-l(\d+)"/.exec(head) ?? (gemini ? /sim-c(\d+)-g(\d+)-l(\d+)/.exec(req.url) : null);
     const [count, gap, latency] = knobs ? [Number(knobs[1]), Number(knobs[2]), Number(knobs[3])] : [64, 0, 0];
-    const stream = /"stream"\s*:\s*true/.test(head);
-    const format = req.url.startsWith('/v1/chat/completions') ? 'chat' : req.url.startsWith('/v1/responses') ? 'responses' : 'messages';
+    const stream = gemini ? req.url.includes(':streamGenerateContent') : /"stream"\s*:\s*true/.test(head);
+    const format = gemini ? 'gemini' : req.url.startsWith('/v1/chat/completions') ? 'chat' : req.url.startsWith('/v1/responses') ? 'responses' : 'messages';
     const answer = () => {
       if (req.url.startsWith('/v1/messages/count_tokens')) return send(res, COUNT);
-      if (!stream) return send(res, format === 'chat' ? COMPLETION : format === 'responses' ? RESPONSE : MESSAGE);
+      if (!stream) return send(res, { chat: COMPLETION, responses: RESPONSE, gemini: GEMINI, messages: MESSAGE }[format]);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const events = streamOf(format, count);
       if (gap === 0) {
