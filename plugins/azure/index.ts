@@ -28,6 +28,14 @@ export default definePlugin<AzureProviderOptions>({
     if (apiVersion && /\/openai(\/v1)?$/.test(base)) {
       throw new ProviderConfigError('base_url', 'with options.api_version, the resource URL alone (https://my-resource.openai.azure.com): the deployment path is added');
     }
+    if (!apiVersion && !/\/v1$/.test(base)) {
+      throw new ProviderConfigError('base_url', 'the v1 API prefix ends in /openai/v1 (https://my-resource.openai.azure.com/openai/v1); for the dated deployment URLs set options.api_version');
+    }
+    // Older versions refuse stream_options (always sent, for usage) and max_completion_tokens
+    // (providers.md §4.1): 2024-10-21 is the first GA version that takes both.
+    if (apiVersion && apiVersion < '2024-10-21') {
+      throw new ProviderConfigError('options.api_version', `${apiVersion} refuses stream_options, which Junction sends to read usage; use 2024-10-21 or later`);
+    }
     const headers = {
       ...lowerCaseKeys(provider.options.headers),
       ...(provider.apiKey === undefined ? {} : { 'api-key': provider.apiKey }),

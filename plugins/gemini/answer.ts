@@ -37,7 +37,7 @@ export function blockedText(body: Json): string | undefined {
 }
 
 /** A whole answer's first candidate as canonical blocks; function calls' signatures are kept. */
-export function decodeGeminiAnswer(body: Json, signatures: SignatureStore): { blocks: CanonicalBlock[]; stop: CanonicalStop; usage: CanonicalUsage } {
+export function decodeGeminiAnswer(body: Json, signatures: SignatureStore, model: string): { blocks: CanonicalBlock[]; stop: CanonicalStop; usage: CanonicalUsage } {
   const candidate = obj((body['candidates'] as unknown[] | undefined)?.[0]);
   const blocks: CanonicalBlock[] = [];
   const blocked = blockedText(body);
@@ -47,7 +47,7 @@ export function decodeGeminiAnswer(body: Json, signatures: SignatureStore): { bl
     if (part['functionCall'] !== undefined) {
       const call = obj(part['functionCall']);
       const id = callIdOf(call);
-      if (typeof part['thoughtSignature'] === 'string') signatures.remember(id, part['thoughtSignature']);
+      if (typeof part['thoughtSignature'] === 'string') signatures.remember(model, id, part['thoughtSignature']);
       blocks.push({ type: 'tool_call', id, name: String(call['name'] ?? ''), arguments: JSON.stringify(call['args'] ?? {}) });
     } else if (typeof part['text'] === 'string' && part['text'] !== '') {
       const last = blocks.at(-1);

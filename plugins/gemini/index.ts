@@ -1,5 +1,6 @@
 import { definePlugin, type CanonicalAnswer } from '../../src/plugin-host/api.ts';
-import { lowerCaseKeys, messagesProviderOptions, type MessagesProviderOptions } from '../shared/options.ts';
+import { z } from 'zod';
+import { lowerCaseKeys } from '../shared/options.ts';
 import { decodeGeminiAnswer } from './answer.ts';
 import { encodeGeminiRequest } from './request.ts';
 import { SignatureStore } from './signatures.ts';
@@ -14,10 +15,13 @@ const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
  * and the thought signatures multi-turn tool use needs carried across turns (signatures.ts). The
  * key goes as `x-goog-api-key`; `base_url` replaces the host, `/v1beta/models/…` is appended.
  */
-export default definePlugin<MessagesProviderOptions>({
+/** Fixed headers are the only option: the rest is in the request (the model, streaming) or the key. */
+const geminiOptions = z.strictObject({ headers: z.record(z.string(), z.string()).optional() }).default({});
+
+export default definePlugin<z.infer<typeof geminiOptions>>({
   name: 'gemini',
   apiVersion: '^1.4.0',
-  optionsSchema: messagesProviderOptions,
+  optionsSchema: geminiOptions,
   create(provider) {
     const base = provider.baseUrl ?? DEFAULT_BASE_URL;
     const headers = {
@@ -30,12 +34,13 @@ export default definePlugin<MessagesProviderOptions>({
         upstream: 'custom',
         endpoints: ['messages', 'chat_completions', 'responses'],
         format: {
-          encodeRequest: (request, options) => ({ body: encodeGeminiRequest(request, options, signatures) }),
-          decodeAnswer: (body): CanonicalAnswer => {
-            const { blocks, stop, usage } = decodeGeminiAnswer(body, signatures);
+          // The state is the model the request went to: thought signatures are bound to it.
+          encodeRequest: (request, options) => ({ body: encodeGeminiRequest(request, options, signatures), state: options.model }),
+          decodeAnswer: (body, state): CanonicalAnswer => {
+            const { blocks, stop, usage } = decodeGeminiAnswer(body, signatures, String(state));
             return { id: typeof body['responseId'] === 'string' ? body['responseId'] : undefined, model: typeof body['modelVersion'] === 'string' ? body['modelVersion'] : '', blocks, stop, stopSequence: undefined, usage };
           },
-          streamDecoder: () => geminiStreamDecoder(signatures),
+          streamDecoder: (state) => geminiStreamDecoder(signatures, String(state)),
         },
         // The model and streaming are in the URL; the body carries neither.
         request: (body, ctx) => {

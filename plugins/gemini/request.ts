@@ -6,6 +6,21 @@ type Json = Record<string, unknown>;
 
 /** Efforts as thinking budgets, as Google's own OpenAI layer maps them (providers.md §3.4). */
 const EFFORT_BUDGET: Readonly<Record<string, number>> = { minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
+/** The budgets every Gemini 2.5 model takes (Pro 128–32768, Flash 0–24576): outside, a 400. */
+const BUDGET_RANGE = [128, 24576] as const;
+
+/**
+ * Thinking for the model: Gemini 3 takes a level, 2.5 a budget in its range (providers.md §3.4;
+ * a budget and a level together are refused).
+ */
+function thinkingConfig(model: string, reasoning: NonNullable<CanonicalRequest['reasoning']>): Json {
+  const budget = reasoning.budget ?? EFFORT_BUDGET[reasoning.effort ?? 'medium'] ?? 8192;
+  if (/gemini-[3-9]/.test(model)) {
+    const level = budget < 2048 ? 'LOW' : budget < 16384 ? 'MEDIUM' : 'HIGH';
+    return { includeThoughts: true, thinkingLevel: reasoning.effort === 'minimal' ? 'MINIMAL' : level };
+  }
+  return { includeThoughts: true, thinkingBudget: Math.min(BUDGET_RANGE[1], Math.max(BUDGET_RANGE[0], budget)) };
+}
 
 /**
  * The canonical request → a Gemini `generateContent` body (providers.md §3.2–3.4). Roles are
@@ -29,13 +44,16 @@ export function encodeGeminiRequest(request: CanonicalRequest, options: { model:
       if (part.type === 'tool_call') {
         names.set(part.id, part.name);
         const call: Json = { functionCall: { id: part.id, name: part.name, args: argsOf(part.arguments) } };
-        const signature = signatures.recall(part.id) ?? (t > current && firstCall ? SKIP_VALIDATOR : undefined);
+        const signature = signatures.recall(options.model, part.id) ?? (t > current && firstCall ? SKIP_VALIDATOR : undefined);
         if (signature !== undefined) call['thoughtSignature'] = signature;
         firstCall = false;
         parts.push(call);
       } else if (part.type === 'tool_result') {
         const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-        parts.push({ functionResponse: { id: part.id, name: names.get(part.id) ?? part.id, response: part.isError ? { error: text } : { output: text } } });
+        // Images and files a tool returned ride in the response's own parts, the only place
+        // Gemini takes them there (providers.md §3.2).
+        const inline = part.content.flatMap((c) => (c.type !== 'text' && c.type !== 'tool_result' ? [contentPart(c)] : [])).filter((c): c is Json => c !== undefined && 'inlineData' in c);
+        parts.push({ functionResponse: { id: part.id, name: names.get(part.id) ?? part.id, response: part.isError ? { error: text } : { output: text }, ...(inline.length > 0 && { parts: inline }) } });
       } else {
         const converted = contentPart(part);
         if (converted) parts.push(converted);
@@ -47,6 +65,8 @@ export function encodeGeminiRequest(request: CanonicalRequest, options: { model:
     if (last && last['role'] === role) (last['parts'] as Json[]).push(...parts);
     else contents.push({ role, parts });
   });
+  // Gemini refuses `contents: []`: a request that is all system prompt is sent as the user's turn.
+  if (contents.length === 0 && system.length > 0) contents.push({ role: 'user', parts: system.splice(0) });
   const body: Json = { model: options.model, contents };
   if (system.length > 0) body['systemInstruction'] = { parts: system };
   if (request.tools.length > 0) {
@@ -70,10 +90,7 @@ export function encodeGeminiRequest(request: CanonicalRequest, options: { model:
   if (request.topP !== undefined) generation['topP'] = request.topP;
   if (request.topK !== undefined) generation['topK'] = request.topK;
   if (request.stop.length > 0) generation['stopSequences'] = [...request.stop];
-  if (request.reasoning !== undefined) {
-    const budget = request.reasoning.budget ?? EFFORT_BUDGET[request.reasoning.effort ?? 'medium'] ?? 8192;
-    generation['thinkingConfig'] = { includeThoughts: true, thinkingBudget: budget };
-  }
+  if (request.reasoning !== undefined) generation['thinkingConfig'] = thinkingConfig(options.model, request.reasoning);
   if (request.format?.type === 'json_object') generation['responseMimeType'] = 'application/json';
   else if (request.format?.type === 'json_schema') {
     generation['responseMimeType'] = 'application/json';

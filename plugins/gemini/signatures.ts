@@ -3,9 +3,9 @@
  * answer, and the next request must carry each back on the same part, or Gemini 3 refuses a
  * function call of the current turn (400 "missing a thought_signature"). Anthropic and OpenAI
  * clients drop fields they do not know, so the signature stays here, keyed by the tool call's id,
- * which every client does send back. Bounded, oldest first out; one gateway process's memory (a
- * continuation on another replica falls back to Google's documented placeholder, which stops the
- * 400 at some cost in quality).
+ * which every client does send back, and the model. Bounded, oldest first out; one process's memory:
+ * a continuation served by another worker or replica falls back to Google's documented
+ * placeholder, which stops the 400 at some cost in quality.
  */
 export const SKIP_VALIDATOR = 'skip_thought_signature_validator';
 
@@ -17,13 +17,15 @@ export class SignatureStore {
     this.#limit = limit;
   }
 
-  remember(callId: string, signature: string): void {
-    this.#byCall.delete(callId);
-    this.#byCall.set(callId, signature);
+  /** Signatures are bound to the model that made them (providers.md §3.8): keyed by both. */
+  remember(model: string, callId: string, signature: string): void {
+    const key = `${model}\u0000${callId}`;
+    this.#byCall.delete(key);
+    this.#byCall.set(key, signature);
     if (this.#byCall.size > this.#limit) this.#byCall.delete(this.#byCall.keys().next().value as string);
   }
 
-  recall(callId: string): string | undefined {
-    return this.#byCall.get(callId);
+  recall(model: string, callId: string): string | undefined {
+    return this.#byCall.get(`${model}\u0000${callId}`);
   }
 }

@@ -11,7 +11,7 @@ const obj = (value: unknown): Json => (typeof value === 'object' && value !== nu
  * repeats (the last wins) and `finishReason` is on the last event. A bare `{"error":…}` event is
  * an in-band failure. No end marker: the core treats a stream without the finish as cut.
  */
-export function geminiStreamDecoder(signatures: SignatureStore): { push(event: { readonly data: Json }, out: CanonicalEvent[]): void; end(out: CanonicalEvent[]): void } {
+export function geminiStreamDecoder(signatures: SignatureStore, model: string): { push(event: { readonly data: Json }, out: CanonicalEvent[]): void; end(out: CanonicalEvent[]): void } {
   let started = false;
   let next = 0;
   let open: { index: number; kind: 'text' | 'reasoning' } | null = null;
@@ -44,7 +44,7 @@ export function geminiStreamDecoder(signatures: SignatureStore): { push(event: {
           called = true;
           const call = obj(part['functionCall']);
           const id = callIdOf(call);
-          if (typeof part['thoughtSignature'] === 'string') signatures.remember(id, part['thoughtSignature']);
+          if (typeof part['thoughtSignature'] === 'string') signatures.remember(model, id, part['thoughtSignature']);
           const index = next++;
           out.push({ type: 'block', index, block: { type: 'tool_call', id, name: String(call['name'] ?? ''), arguments: JSON.stringify(call['args'] ?? {}) } }, { type: 'block_stop', index });
           continue;
@@ -60,7 +60,8 @@ export function geminiStreamDecoder(signatures: SignatureStore): { push(event: {
       }
       if (typeof candidate['finishReason'] === 'string') {
         close(out);
-        out.push({ type: 'stop', stop: stopOf(candidate['finishReason'], called), stopSequence: undefined, usage: usageOf(data['usageMetadata']) });
+        // No usage reported is no usage, not zero: the core then bills its estimate.
+        out.push({ type: 'stop', stop: stopOf(candidate['finishReason'], called), stopSequence: undefined, usage: data['usageMetadata'] === undefined ? undefined : usageOf(data['usageMetadata']) });
       }
     },
     end() {

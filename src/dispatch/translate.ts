@@ -15,6 +15,7 @@ import type { UpstreamAgents } from '../proxy/agents.ts';
 import { postJson, type UpstreamAnswer } from '../proxy/upstream-client.ts';
 import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
+import { pluginRefusalOf } from './plugin-refusal.ts';
 import { sendBody, sendStream } from './send-result.ts';
 
 /**
@@ -36,16 +37,22 @@ export async function serveTranslated(
   const clientFormat = FORMAT_OF[route.endpoint];
   outcome.kind = 'translated';
   const call = callContextOf(ctx, log, attempt.cancel.signal);
-  const plan = planTranslation({
-    clientFormat,
-    body,
-    translator,
-    requestId,
-    upstreamModel: route.upstreamModel,
-    maxOutputTokens: route.model.maxOutputTokens,
-    provider,
-    inputTokensEstimate: ctx.state.reservation?.inputTokens ?? 0,
-  });
+  let plan: ReturnType<typeof planTranslation>;
+  try {
+    plan = planTranslation({
+      clientFormat,
+      body,
+      translator,
+      requestId,
+      upstreamModel: route.upstreamModel,
+      maxOutputTokens: route.model.maxOutputTokens,
+      provider,
+      inputTokensEstimate: ctx.state.reservation?.inputTokens ?? 0,
+    });
+  } catch (err) {
+    // A plugin's own format refusing what the caller sent (PluginRequestError) is the caller's 4xx.
+    throw pluginRefusalOf(err) ?? err;
+  }
   const request = await buildRequest(translator, plan.upstreamBody, call);
   const timers = new UpstreamTimers(attempt.timeouts);
   const reasonOf = (err: unknown): GatewayError => {

@@ -138,4 +138,22 @@ models: [{ id: m, routes: [{ provider: az }], pricing: { input: 1, output: 1 } }
     }
     expect(String(thrown)).to.include('providers[0].base_url');
   });
+
+  it('a v1 base_url without the /openai/v1 prefix, and a dated version that refuses what Junction sends, stop start-up', async () => {
+    const problem = async (provider: string): Promise<string> => {
+      try {
+        const gw = await startGateway(`
+auth: { keys: [{ name: alice, key: "${KEYS.alice}" }] }
+providers: [${provider}]
+models: [{ id: m, routes: [{ provider: az }], pricing: { input: 1, output: 1 } }]
+`);
+        await gw.close();
+      } catch (err) {
+        return String(err);
+      }
+      return 'started';
+    };
+    expect(await problem('{ id: az, plugin: azure, base_url: "https://r.openai.azure.com", api_key: k }')).to.include('providers[0].base_url').and.include('/openai/v1');
+    expect(await problem('{ id: az, plugin: azure, base_url: "https://r.openai.azure.com", api_key: k, options: { api_version: 2024-06-01 } }')).to.include('providers[0].options.api_version');
+  });
 });

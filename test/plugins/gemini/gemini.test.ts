@@ -23,23 +23,36 @@ const ALLOWED = new Set(['type', 'format', 'title', 'description', 'nullable', '
 type Json = Record<string, unknown>;
 const invalid = (message: string): Reply => ({ status: 400, headers: json, body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } } });
 
-/** The first schema word Gemini's parser would refuse, with where. */
+/**
+ * The first thing in a schema Gemini refuses, with where: a word outside its subset, an object
+ * with no properties, a node with no type (unless it is an anyOf), `items` that is not one schema.
+ */
 function unknownWord(schema: unknown, path: string): string | undefined {
-  if (typeof schema !== 'object' || schema === null) return undefined;
-  for (const [key, value] of Object.entries(schema)) {
-    if (!ALLOWED.has(key)) return `${path}.${key}`;
-    if (key === 'properties') {
-      for (const [name, inner] of Object.entries(value as Json)) {
-        const found = unknownWord(inner, `${path}.properties.${name}`);
-        if (found) return found;
-      }
-    } else if (key === 'items' || key === 'anyOf') {
-      for (const inner of Array.isArray(value) ? value : [value]) {
-        const found = unknownWord(inner, `${path}.${key}`);
-        if (found) return found;
-      }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return `${path}: not a schema`;
+  const node = schema as Json;
+  for (const key of Object.keys(node)) if (!ALLOWED.has(key)) return `${path}.${key}`;
+  if (node['anyOf'] !== undefined) {
+    for (const [i, inner] of (node['anyOf'] as unknown[]).entries()) {
+      const found = unknownWord(inner, `${path}.anyOf[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (typeof node['type'] !== 'string') return `${path}.type: must be specified when not using one_of, any_of or all_of fields`;
+  if (node['type'] === 'object') {
+    const properties = node['properties'] as Json | undefined;
+    if (!properties || Object.keys(properties).length === 0) return `${path}.properties: should be non-empty for OBJECT type`;
+    for (const [name, inner] of Object.entries(properties)) {
+      const found = unknownWord(inner, `${path}.properties[${name}]`);
+      if (found) return found;
     }
   }
+  if (node['type'] === 'array') {
+    if (node['items'] === undefined) return `${path}.items: missing field`;
+    const found = unknownWord(node['items'], `${path}.items`);
+    if (found) return found;
+  }
+  if (Array.isArray(node['enum']) && node['enum'].some((v) => typeof v !== 'string')) return `${path}.enum: must be strings`;
   return undefined;
 }
 
@@ -49,8 +62,9 @@ function check(req: RecordedRequest): Reply | undefined {
   const body = req.json();
   if ('model' in body) return invalid('Invalid JSON payload received. Unknown name "model": Cannot find field.');
   for (const [i, declaration] of (((body['tools'] as Json[] | undefined)?.[0]?.['functionDeclarations'] as Json[] | undefined) ?? []).entries()) {
-    const word = unknownWord(declaration['parameters'], `tools[0].function_declarations[${i}].parameters`);
-    if (word) return invalid(`Invalid JSON payload received. Unknown name "${word.split('.').at(-1)}" at '${word}': Cannot find field.`);
+    // A function with no parameters leaves them out.
+    const word = declaration['parameters'] === undefined ? undefined : unknownWord(declaration['parameters'], `tools[0].function_declarations[${i}].parameters`);
+    if (word) return invalid(`Invalid JSON payload received. Problem at '${word}'.`);
   }
   const contents = body['contents'] as Json[];
   if (!Array.isArray(contents) || contents.length === 0) return invalid('contents is not specified');
@@ -172,14 +186,38 @@ describe('gemini plugin (the Gemini API\'s own format)', () => {
     expect(text).to.equal('Hello!');
     expect(reasoning).to.equal('Thinking about it.');
     expect(usage).to.deep.include({ prompt_tokens: 10, completion_tokens: 12 });
-    expect(env.upstream.last().json()['generationConfig']).to.deep.include({ thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 } });
+    // Gemini 3 takes a thinking level, not a budget (providers.md §3.4).
+    expect(env.upstream.last().json()['generationConfig']).to.deep.include({ thinkingConfig: { includeThoughts: true, thinkingLevel: 'LOW' } });
+  });
+
+  it('Gemini 2.5 takes a budget, kept within the range every 2.5 model accepts', async () => {
+    const { encodeGeminiRequest } = await import('../../../plugins/gemini/request.ts');
+    const { SignatureStore } = await import('../../../plugins/gemini/signatures.ts');
+    const { decodeMessagesRequest } = await import('../../../src/formats/canonical/messages-request-decode.ts');
+    const request = decodeMessagesRequest({ max_tokens: 64000, thinking: { type: 'enabled', budget_tokens: 50000 }, messages: [{ role: 'user', content: 'hi' }] });
+    const body = encodeGeminiRequest(request, { model: 'gemini-2.5-flash', maxOutputTokens: null }, new SignatureStore());
+    expect(body['generationConfig']).to.deep.include({ thinkingConfig: { includeThoughts: true, thinkingBudget: 24576 } });
+    // A request that is all system prompt: Gemini refuses empty contents, so it goes as the user's turn.
+    const systemOnly = encodeGeminiRequest({ ...request, turns: [{ role: 'system', parts: [{ type: 'text', text: 'Only this.' }] }] }, { model: 'gemini-2.5-flash', maxOutputTokens: null }, new SignatureStore());
+    expect(systemOnly['contents']).to.deep.equal([{ role: 'user', parts: [{ text: 'Only this.' }] }]);
+    // An image a tool returned rides in the function response's own parts.
+    const withImage = decodeMessagesRequest({
+      max_tokens: 100,
+      messages: [
+        { role: 'user', content: 'Look.' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'screenshot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBOR' } }] }] },
+      ],
+    });
+    const shot = encodeGeminiRequest(withImage, { model: 'gemini-2.5-flash', maxOutputTokens: null }, new SignatureStore());
+    expect(((shot['contents'] as Json[])[2]?.['parts'] as Json[])[0]).to.deep.equal({ functionResponse: { id: 't1', name: 'screenshot', response: { output: '' }, parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBOR' } }] } });
   });
 
   it('the real Claude Code request reaches Gemini: every tool schema within the subset Gemini takes', async () => {
     const claudeCode = JSON.parse(readFileSync(new URL('../../fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8')) as Json;
     env.upstream.script(generate(STREAM, () => ({ sse: `data: ${JSON.stringify(answer([{ text: 'OK' }]))}\r\n\r\n` })));
     const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { ...claudeCode, model: 'gemini-pro', stream: true } });
-    expect(res.status).to.equal(200);
+    expect(res.status, res.text.slice(0, 600)).to.equal(200);
     expect(res.text, res.text.slice(-400)).to.match(/event: message_stop\n/);
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { geminiSchema, SchemaError, type JsonSchema } from '../../../plugins/gemini/schema.ts';
+import { geminiSchema, type JsonSchema } from '../../../plugins/gemini/schema.ts';
 
 /** Words Gemini's proto parser refuses (providers.md §3.3): none may survive the adaptation. */
 const REFUSED = ['$schema', '$id', '$ref', '$defs', 'definitions', 'additionalProperties', 'propertyNames', 'patternProperties', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'uniqueItems', 'examples', 'const', 'oneOf', 'not', 'if'];
@@ -37,15 +37,42 @@ describe('Gemini schema subset (providers.md §3.3)', () => {
     expect(geminiSchema({ type: 'object', properties: { a: { type: ['string', 'null'] } } }, 'p')).to.deep.equal({ type: 'object', properties: { a: { type: 'string', nullable: true } } });
     expect(geminiSchema({ type: 'object', properties: { a: { anyOf: [{ type: 'number' }, { type: 'null' }] } } }, 'p')).to.deep.equal({ type: 'object', properties: { a: { type: 'number', nullable: true } } });
     expect(geminiSchema({ type: 'object', properties: { a: { const: 'x' } } }, 'p')).to.deep.equal({ type: 'object', properties: { a: { enum: ['x'], type: 'string' } } });
-    expect(geminiSchema({ type: 'object', properties: { a: { enum: [1, 2] } } }, 'p')).to.deep.equal({ type: 'object', properties: { a: { enum: ['1', '2'], format: 'enum', type: 'string' } } });
+    // Non-string values keep their type (the arguments come back as numbers), listed in the description.
+    expect(geminiSchema({ type: 'object', properties: { a: { enum: [1, 2] } } }, 'p')).to.deep.equal({ type: 'object', properties: { a: { type: 'integer', description: 'One of: 1, 2.' } } });
     expect(geminiSchema({ type: 'object', properties: { a: { type: ['string', 'number'] } } }, 'p')).to.deep.equal({ type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'number' }] } } });
   });
 
-  it('inlines local $refs; a recursive one is refused, naming where', () => {
+  it('inlines local $refs, any JSON pointer; a recursive one is cut at a depth, as a JSON string', () => {
     const out = geminiSchema({ type: 'object', $defs: { City: { type: 'object', properties: { name: { type: 'string' } } } }, properties: { home: { $ref: '#/$defs/City', description: 'where' } } }, 'p');
     expect(out).to.deep.equal({ type: 'object', properties: { home: { type: 'object', properties: { name: { type: 'string' } }, description: 'where' } } });
-    const recursive = { type: 'object', $defs: { Node: { type: 'object', properties: { next: { $ref: '#/$defs/Node' } } } }, properties: { head: { $ref: '#/$defs/Node' } } };
-    expect(() => geminiSchema(recursive, 'tools[1].input_schema')).to.throw(SchemaError, /tools\[1\]\.input_schema\.properties\.head/);
+    // zod-to-json-schema's default for a reused schema (MCP servers): a pointer into properties.
+    const reused = geminiSchema({ type: 'object', properties: { start: { type: 'string', format: 'date-time' }, end: { $ref: '#/properties/start' } } }, 'p');
+    expect(reused).to.deep.equal({ type: 'object', properties: { start: { type: 'string', format: 'date-time' }, end: { type: 'string', format: 'date-time' } } });
+    const recursive = { type: 'object', $defs: { Node: { type: 'object', properties: { value: { type: 'string' }, next: { $ref: '#/$defs/Node' } } } }, properties: { head: { $ref: '#/$defs/Node' } } };
+    const text = JSON.stringify(geminiSchema(recursive, 'tools[1].input_schema'));
+    expect(text).to.include('nested further');
+    expect(text).to.not.include('$ref');
+  });
+
+  it('shapes Gemini cannot take: free-form maps, typeless nodes, tuples, allOf', () => {
+    const out = geminiSchema(
+      {
+        type: 'object',
+        properties: {
+          metadata: { type: 'object', additionalProperties: {} },
+          anything: { description: 'any value' },
+          pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] },
+          none: { type: 'array', items: false },
+          config: { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'number' } } }], description: 'cfg' },
+        },
+      },
+      'p',
+    ) as { properties: Record<string, JsonSchema> };
+    expect(out.properties['metadata']).to.deep.include({ type: 'string' });
+    expect(out.properties['anything']).to.deep.include({ type: 'string', description: 'any value' });
+    expect(out.properties['pair']).to.deep.equal({ type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } });
+    expect(out.properties['none']).to.deep.equal({ type: 'array', items: { type: 'string' } });
+    expect(out.properties['config']).to.deep.equal({ type: 'object', description: 'cfg', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] });
   });
 
   it('an object with no properties means no parameters', () => {
