@@ -3,7 +3,8 @@ import type { CanonicalBlock, CanonicalStop, CanonicalUsage } from '../../src/pl
 import type { SignatureStore } from './signatures.ts';
 
 type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
+/** An object, or an empty one: the decoders read Gemini's JSON defensively. */
+export const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
 
 const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE']);

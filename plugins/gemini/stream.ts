@@ -1,9 +1,8 @@
 import type { CanonicalEvent } from '../../src/plugin-host/api.ts';
-import { blockedText, callIdOf, stopOf, usageOf } from './answer.ts';
+import { blockedText, callIdOf, obj, stopOf, usageOf } from './answer.ts';
 import type { SignatureStore } from './signatures.ts';
 
 type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 
 /**
  * Gemini's stream (providers.md §3.6): each event a whole response holding a delta. Thought parts

@@ -107,9 +107,15 @@ export function planTranslation(input: PlanInput): TranslationPlan {
   };
 }
 
+/** Plugin formats' codecs, made once per translator rather than per request. */
+const pluginCodecs = new WeakMap<Translator, UpstreamCodec>();
+
 /** The upstream half of the translation: a built-in format's codec, or the plugin's own. */
 function upstreamCodecOf(translator: Translator): UpstreamCodec {
-  return translator.upstream === 'custom' ? pluginCodec(translator.format) : CODECS[translator.upstream];
+  if (translator.upstream !== 'custom') return CODECS[translator.upstream];
+  let codec = pluginCodecs.get(translator);
+  if (!codec) pluginCodecs.set(translator, (codec = pluginCodec(translator.format)));
+  return codec;
 }
 
 /**

@@ -82,10 +82,7 @@ export type MessagesStreamEvent =
 
 /** The wire formats Junction speaks with clients and upstreams. */
 export type WireFormat = 'messages' | 'chat' | 'responses';
-/**
- * The formats the converters translate between today. Responses (issue #14) is served natively
- * for now; its converters come with the canonical form.
- */
+/** The two formats whose answers the byte-level usage tap reads with one shared tap (Responses has its own). */
 export type TextFormat = 'messages' | 'chat';
 
 /** The inbound endpoints that carry a model. */

@@ -86,7 +86,7 @@ function codexExec(binary: string, home: string, cwd: string, prompt: string, ex
     expect(env.upstream.requests.filter((r) => r.url === '/v1/responses')).to.have.length(0);
   });
 
-  it('codex exec on a translated route to a Messages upstream: its tools (apply_patch too) go up as Anthropic tools, the answer comes back', async function () {
+  it('codex exec on a translated route to a Messages upstream: its tools go up as Anthropic tools (a freeform apply_patch, when this Codex sends one, as a one-string function), the answer comes back', async function () {
     this.timeout(70_000);
     env.upstream.script((req: RecordedRequest): Reply | undefined => (req.url === '/v1/messages' ? { sse: MESSAGES_STREAM } : undefined));
     // Codex offers OpenAI's hosted web search by default; a translated route refuses it (issue #14), so

@@ -205,6 +205,12 @@ describe('responses, translated', () => {
       const fc = final.output.find((item) => item.type === 'function_call');
       expect(fc?.type === 'function_call' && fc.call_id).to.match(/^call_/);
       expect(fc?.type === 'function_call' && JSON.parse(fc.arguments)).to.be.an('object');
+      // Billed from the Chat upstream's own usage chunk.
+      env.upstream.script(at('/v1/chat/completions', { sse: CHAT_TOOL_SSE }));
+      const raw = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', input: 'Weather?', stream: true, store: false } });
+      const row = await generationOf(env.gw.url, raw.headers.get('x-request-id'));
+      expect(row).to.deep.include({ endpoint: 'responses', route: 'translated' });
+      expect(row.tokens).to.deep.include({ input: 61, output: 16 });
     });
 
     it('a refusal streamed by a Chat upstream is a refusal part of a completed response, as in the whole answer', async () => {
@@ -297,7 +303,7 @@ describe('responses, translated', () => {
       const itemId = mine.output.find((item) => item.type === 'message')?.id ?? '';
       env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
       const other = await call(`${env.gw.url}/v1/responses`, { headers: { authorization: `Bearer ${KEYS.restricted}` }, body: { model: 'gpt-4o', input: [{ type: 'message', id: itemId, role: 'user', content: 'hijack' }] } });
-      void other;
+      expect(other.status, other.text).to.equal(200);
       env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
       const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'And?' }] } });
       expect(res.status, res.text).to.equal(200);

@@ -60,7 +60,7 @@ function cacheControl(block: Json): { cacheControl?: Json } {
 }
 
 /** A block with no canonical kind, said as text so the model still sees it. */
-export function describeBlock(block: Json): string {
+function describeBlock(block: Json): string {
   const { cache_control: _ignored, ...rest } = block;
   return `[${String(block['type'])} block: ${JSON.stringify(rest)}]`;
 }

@@ -134,7 +134,7 @@ function partOf(part: Json, where: string): CanonicalPart {
 
 /** A namespaced tool's name where formats have no namespaces (Codex groups tools so: responses-api.md §2.2). */
 export const namespaced = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}${NAMESPACE_SEPARATOR}${name}` : name);
-export const NAMESPACE_SEPARATOR = '__';
+const NAMESPACE_SEPARATOR = '__';
 
 /** A `namespace` tool is the client's own functions grouped: each is offered under its namespaced name. */
 function toolsOf(tool: Json, i: number): CanonicalTool[] {

@@ -55,11 +55,3 @@ export function chatUsageOf(usage: CanonicalUsage): ChatUsage {
     completion_tokens_details: { reasoning_tokens: usage.reasoning },
   };
 }
-
-export function messagesUsageFromChat(usage: Partial<ChatUsage> | null | undefined): MessagesUsageCounts {
-  return messagesUsageOf(canonicalUsageFromChat(usage));
-}
-
-export function chatUsageFromMessages(usage: Partial<MessagesUsage> | null | undefined): ChatUsage {
-  return chatUsageOf(canonicalUsageFromMessages(usage));
-}
