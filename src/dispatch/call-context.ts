@@ -58,6 +58,9 @@ function filesOf(upload: Upload | undefined): FormFile[] {
   return files;
 }
 
+/** The client's credentials: never handed to a plugin, so never forwarded upstream. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
+
 /** Per-request facts for plugins, with the attempt's signal: it aborts when the client goes away or at shutdown. */
 export function callContextOf(ctx: GatewayContext, log: Logger, signal: AbortSignal): CallContext {
   const { route, requestId } = ctx.state;
@@ -69,6 +72,8 @@ export function callContextOf(ctx: GatewayContext, log: Logger, signal: AbortSig
     clientFormat: FORMAT_OF[route.endpoint],
     maxOutputTokens: route.model.maxOutputTokens,
     stream: ctx.state.body?.['stream'] === true,
+    endpoint: route.endpoint,
+    header: (name) => (CREDENTIAL_HEADERS.has(name.toLowerCase()) ? undefined : ctx.get(name) || undefined),
     signal,
     log: log.child({ req_id: requestId, provider: route.provider.config.id }),
   };

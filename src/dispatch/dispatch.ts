@@ -3,6 +3,7 @@ import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 import { COUNTING, TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
 import type { GatewayContext, GatewayMiddleware } from '../http/state.ts';
 import type { Logger } from '../log.ts';
+import type { Translator } from '../plugin-host/api.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { compileNativeTarget, type NativeTarget, type Passthrough } from '../proxy/passthrough.ts';
@@ -41,16 +42,27 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
       }
     }
   }
+  // A route's translator, asked of the plugin once per route (translateFor: issue #15).
+  const translators = new WeakMap<CatalogueRoute, Translator | null>();
+  const translatorOf = (route: CatalogueRoute): Translator | undefined => {
+    let translator = translators.get(route);
+    if (translator === undefined) {
+      const plugin = route.provider.plugin;
+      translator = (plugin.translateFor ? plugin.translateFor(route.model) : plugin.translate) ?? null;
+      translators.set(route, translator);
+    }
+    return translator ?? undefined;
+  };
   const canServe = (route: CatalogueRoute, endpoint: Endpoint): boolean =>
     nativeTargets.has(targetKey(route.provider.config.id, endpoint)) ||
-    route.provider.plugin.translate?.endpoints.includes(endpoint) === true ||
+    translatorOf(route)?.endpoints.includes(endpoint) === true ||
     (route.provider.plugin.invoke !== undefined && (route.provider.plugin.invokes ?? TEXT_ENDPOINTS).includes(endpoint));
 
   const serve = (ctx: GatewayContext, route: CatalogueRoute, attempt: Attempt): Promise<AttemptResult> => {
     const endpoint = ctx.state.route?.endpoint ?? 'messages';
     const target = nativeTargets.get(targetKey(route.provider.config.id, endpoint));
     if (target) return options.passthrough.serve(ctx, target, attempt);
-    const translator = route.provider.plugin.translate;
+    const translator = translatorOf(route);
     if (translator?.endpoints.includes(endpoint)) return serveTranslated(ctx, translator, options.agents, options.log, attempt);
     return invokeInProcess(ctx, route, attempt, options.log);
   };

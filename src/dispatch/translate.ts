@@ -1,22 +1,21 @@
-import { ERR, GatewayError, errorTypeForStatus } from '../errors.ts';
+import { ERR, GatewayError } from '../errors.ts';
 import { asArray, asObject, isObject, type Json } from '../formats/convert/json.ts';
 import { failureInAnswer } from '../formats/upstream-events.ts';
-import { FORMAT_OF } from '../formats/wire.ts';
+import { COUNTING, FORMAT_OF } from '../formats/wire.ts';
 import type { GatewayContext } from '../http/state.ts';
-import { failed, retryAfterMs, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
-import { connectionFailure, failureOf } from '../routing/failures.ts';
-import { errorFromBody, readErrorBody, retryHeaders } from '../proxy/upstream-error.ts';
+import { failed, SERVED, type Attempt, type AttemptResult } from '../routing/attempt.ts';
+import { failureOf } from '../routing/failures.ts';
 import { UpstreamTimers } from '../proxy/upstream-timers.ts';
 import type { Logger } from '../log.ts';
-import type { CallContext, Translator, UpstreamRequest } from '../plugin-host/api.ts';
-import type { ChatRequest, MessagesRequest, ResponsesRequest } from '../formats/wire.ts';
+import type { Translator } from '../plugin-host/api.ts';
+import { decodeFrames } from '../sse/decode-frames.ts';
 import { decodeSse } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
-import { postJson, type UpstreamAnswer } from '../proxy/upstream-client.ts';
 import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
 import { sendBody, sendStream } from './send-result.ts';
+import { sendTranslated } from './upstream-send.ts';
 
 /**
  * Serves a request through a translating plugin: the request is converted to the upstream's
@@ -53,31 +52,31 @@ export async function serveTranslated(
     // A plugin's own format refusing what the caller sent (PluginRequestError) is the caller's 4xx.
     throw pluginRefusalOf(err) ?? err;
   }
-  const request = await buildRequest(translator, plan.upstreamBody, call);
   const timers = new UpstreamTimers(attempt.timeouts);
   const reasonOf = (err: unknown): GatewayError => {
     if (attempt.cancel.aborted) return attempt.cancel.reason instanceof GatewayError ? attempt.cancel.reason : ERR.clientClosed();
     if (timers.fired) return ERR.upstreamTimeout(provider, timers.fired.kind, timers.fired.ms);
     return err instanceof GatewayError ? err : ERR.upstreamInterrupted(provider);
   };
-  let response: UpstreamAnswer;
   outcome.dispatched = true;
-  try {
-    response = await postJson(agents, new URL(request.url), request.headers, Buffer.from(JSON.stringify(request.body)), call.signal, timers);
-  } catch (err) {
-    if (attempt.cancel.aborted) return failed(failureOf(reasonOf(err)));
-    log.warn({ req_id: requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
-    return failed(connectionFailure(provider, timers.fired));
-  }
-  outcome.upstreamStatus = response.status;
-  if (response.status < 200 || response.status >= 300) {
-    const error = await upstreamFailure(response, translator, call, provider, log, () => timers.touch());
-    if (response.status === 401 || response.status === 402) return failed(failureOf(error));
-    return failed(statusFailure(response.status, error, retryAfterMs(response.header)));
-  }
+  const sent = await sendTranslated({
+    translator,
+    body: plan.upstreamBody,
+    call,
+    agents,
+    timers,
+    provider,
+    log,
+    reasonOf,
+    aborted: () => attempt.cancel.aborted,
+    onStatus: (status) => (outcome.upstreamStatus = status),
+  });
+  if (!('status' in sent)) return sent;
+  const response = sent;
 
   if (body['stream'] === true) {
-    if (!(response.header('content-type') ?? '').startsWith('text/event-stream')) {
+    const framing = translator.streamFraming;
+    if (!(response.header('content-type') ?? '').startsWith(framing?.contentType ?? 'text/event-stream')) {
       response.body.resume();
       return failed(failureOf(ERR.upstreamInvalid(provider, 'a stream was asked for and something else came back')));
     }
@@ -86,7 +85,7 @@ export async function serveTranslated(
     // connection per translated stream (seen as internalConnect in --cpu-prof): iterate without
     // destroying, then drain the rest so the socket returns to the pool.
     const bytes = response.body.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Uint8Array>;
-    const events = decodeSse(bytes, reasonOf, () => timers.touch());
+    const events = framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, (err) => corruptFrame(provider, err), () => timers.touch()) : decodeSse(bytes, reasonOf, () => timers.touch());
     try {
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
@@ -123,6 +122,13 @@ export async function serveTranslated(
   const failure = failureInAnswer(answer, provider);
   if (failure) return failed(failureOf(failure));
   attempt.commit();
+  const counted = COUNTING.has(route.endpoint) ? translator.inputTokens : undefined;
+  if (counted) {
+    // The upstream's own count, in the endpoint's shape (issue #15); counting is free.
+    const inputTokens = counted(answer);
+    ctx.body = route.endpoint === 'count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens };
+    return SERVED;
+  }
   const converted = plan.answer(answer);
   if (clientFormat === 'responses') keepResponse(ctx, converted);
   sendBody(ctx, clientFormat, converted);
@@ -137,47 +143,8 @@ function keepResponse(ctx: GatewayContext, response: Json): void {
   outcome.keptResponse = response;
 }
 
-function buildRequest(translator: Translator, body: Json, call: CallContext): UpstreamRequest | Promise<UpstreamRequest> {
-  // The body was produced by the shared encoders for this upstream's format.
-  switch (translator.upstream) {
-    case 'chat':
-      return translator.request(body as unknown as ChatRequest, call);
-    case 'messages':
-      return translator.request(body as unknown as MessagesRequest, call);
-    case 'responses':
-      return translator.request(body as unknown as ResponsesRequest, call);
-    case 'custom':
-      return translator.request(body, call);
-  }
-}
-
-async function upstreamFailure(
-  response: UpstreamAnswer,
-  translator: Translator,
-  call: CallContext,
-  provider: string,
-  log: Logger,
-  onChunk: () => void,
-): Promise<GatewayError> {
-  // Capped: an upstream's error body can be anything, and only its first 64 KB can matter.
-  const text = (await readErrorBody(response.body, onChunk))?.body.toString('utf8') ?? '';
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text for the plugin's error hook
-  }
-  // As on native routes: the provider refusing the gateway's own key or credit is an operator's
-  // problem, and its body may echo part of the key (reliability.md §4.3).
-  if (response.status === 401) {
-    log.error({ req_id: call.requestId, provider }, 'upstream rejected the provider API key');
-    return ERR.upstreamRejectedCredentials(provider);
-  }
-  if (response.status === 402) return ERR.upstreamBilling(provider);
-  const headers = retryHeaders(response.header);
-  if (translator.error) {
-    const mapped = translator.error({ status: response.status, header: response.header, body: parsed }, call);
-    return ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers);
-  }
-  return errorFromBody(text, response.status, provider, headers);
+/** A frame the plugin's decoder refused: the upstream's fault, with the decoder's reason. */
+function corruptFrame(provider: string, err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return ERR.upstreamInvalid(provider, err instanceof Error ? err.message.slice(0, 200) : 'a stream frame could not be read');
 }

@@ -38,6 +38,9 @@ import type { CanonicalRequest } from '../formats/canonical/request.ts';
 import type { CanonicalEvent } from '../formats/canonical/stream.ts';
 
 export type {
+  ChatRequest,
+  MessagesRequest,
+  ResponsesRequest,
   EmbeddingsRequest,
   EmbeddingsResponse,
   Endpoint,
@@ -76,7 +79,7 @@ export interface FormFile {
 export type { ChatDialect, MessagesDialect } from '../formats/convert/dialect.ts';
 
 /** Semver of this contract. A plugin declares the range it supports in `apiVersion`. */
-export const PLUGIN_API_VERSION = '1.4.0';
+export const PLUGIN_API_VERSION = '1.5.0';
 
 /**
  * What a plugin module default-exports.
@@ -122,6 +125,12 @@ export interface ProviderContext<Options = Record<string, unknown>> {
 export interface ProviderPlugin {
   readonly native?: NativeUpstream;
   readonly translate?: Translator;
+  /**
+   * Picks the translator for a route's upstream model (since 1.5.0), for a provider whose models
+   * speak different formats (Bedrock: Claude in Messages, the others in Converse). Asked once per
+   * route, it takes the place of `translate`; undefined means the model has no translation.
+   */
+  translateFor?(model: string): Translator | undefined;
   readonly invoke?: InProcessHandler;
   /**
    * The endpoints `invoke` answers. Without it, the three text endpoints (the 1.0 contract), so a
@@ -184,6 +193,17 @@ export interface CallContext {
   readonly maxOutputTokens: number | null;
   /** The client asked for a stream (since 1.4.0): for upstreams whose URL says so, not the body. */
   readonly stream: boolean;
+  /**
+   * The endpoint the client called (since 1.5.0): a translator serving `count_tokens` builds its
+   * upstream's counting request when this says so.
+   */
+  readonly endpoint: Endpoint;
+  /**
+   * A header of the client's request by lower-case name (since 1.5.0), such as `anthropic-beta`.
+   * Credentials (`authorization`, `x-api-key`, `api-key`, `x-goog-api-key`, cookies) are never
+   * given: the client's key must not reach an upstream.
+   */
+  header(name: string): string | undefined;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   readonly log: PluginLogger;
@@ -299,13 +319,68 @@ export interface PluginError {
   readonly message: string;
   /** `error.type`; derived from the status when omitted. */
   readonly type?: string;
+  /**
+   * The upstream refused the provider's own credentials (since 1.5.0): the caller gets Junction's
+   * 502 naming the provider, as for an upstream 401, and the operator an error log. Never the secret.
+   */
+  readonly credentials?: boolean;
+  /** Seconds a caller should wait (since 1.5.0), sent as `retry-after` when the upstream sent none. */
+  readonly retryAfterSeconds?: number;
+}
+
+/** The request exactly as it will be sent, for a signature over its bytes (since 1.5.0). */
+export interface SignableRequest {
+  readonly method: 'POST';
+  readonly url: URL;
+  /** Every header that will be sent and may be signed (content-length and accept-encoding are added after). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+}
+
+/**
+ * A stream framing other than SSE (since 1.5.0), such as AWS's binary event stream. The core reads
+ * the bytes, with its timers and backpressure; the decoder turns them into events, each as an SSE
+ * event would have been: the `data` in the translator's upstream format (JSON text).
+ */
+export interface StreamFraming {
+  /** The content type the upstream answers a stream with; anything else is an upstream fault. */
+  readonly contentType: string;
+  decoder(ctx: CallContext): {
+    /** Bytes as they came; complete frames' events are appended to `out`. Throw on a corrupt frame. */
+    push(bytes: Uint8Array, out: SseEvent[]): void;
+    /** The stream ended: throw if a frame was left incomplete. */
+    end(out: SseEvent[]): void;
+  };
 }
 
 interface TranslatorBase {
-  /** Client endpoints this plugin serves by translation (count_tokens falls back to a local estimate). */
+  /**
+   * Client endpoints this plugin serves by translation. `count_tokens` (and Responses'
+   * `responses_input_tokens`) are sent upstream only with `inputTokens`; without a route that
+   * can, they fall back to a local estimate.
+   */
   readonly endpoints: readonly Endpoint[];
   /** Maps a non-2xx upstream answer; by default its status and error body decide. */
   error?(response: UpstreamResponse, ctx: CallContext): PluginError;
+  /**
+   * Signs the final request (since 1.5.0): called for every attempt, right before it is sent, over
+   * the exact bytes and URL; returns headers to add. It may be async, to get or refresh credentials.
+   */
+  sign?(request: SignableRequest, ctx: CallContext): Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
+  /**
+   * Called when the upstream refused a request (since 1.5.0). Returning true has the request
+   * built, signed and sent once more: for credentials the plugin has just refreshed, or a clock it
+   * has just corrected from the response's `Date`. At most one retry per attempt.
+   */
+  retry?(response: UpstreamResponse, ctx: CallContext): boolean | Promise<boolean>;
+  /** A non-SSE stream framing (since 1.5.0): see StreamFraming. */
+  readonly streamFraming?: StreamFraming;
+  /**
+   * Reads the input token count from the upstream's answer to a counting request (since 1.5.0);
+   * the core answers the client in its endpoint's shape. `request` is called with `ctx.endpoint`
+   * set to the counting endpoint and the body encoded for the upstream, as for a generation.
+   */
+  inputTokens?(answer: Record<string, unknown>): number;
 }
 
 /**

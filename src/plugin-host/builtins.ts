@@ -7,5 +7,6 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, () => Promise<unknown>>> =
   openai: () => import('../../plugins/openai/index.ts'),
   azure: () => import('../../plugins/azure/index.ts'),
   gemini: () => import('../../plugins/gemini/index.ts'),
+  bedrock: () => import('../../plugins/bedrock/index.ts'),
   mock: () => import('../../plugins/mock/index.ts'),
 };

@@ -148,9 +148,11 @@ async function validateOptions(schema: StandardSchemaV1, options: unknown, at: s
 function checkProviderPlugin(value: unknown): string | null {
   if (!isRecord(value)) return 'create() must return an object';
   const { native, translate, invoke } = value;
-  if (native === undefined && translate === undefined && invoke === undefined) {
-    return 'it offers none of native, translate or invoke';
+  const translateFor = value['translateFor'];
+  if (native === undefined && translate === undefined && invoke === undefined && translateFor === undefined) {
+    return 'it offers none of native, translate, translateFor or invoke';
   }
+  if (translateFor !== undefined && typeof translateFor !== 'function') return 'translateFor must be a function';
   if (invoke !== undefined && typeof invoke !== 'function') return 'invoke must be a function';
   const invokes = value['invokes'];
   if (invokes !== undefined) {

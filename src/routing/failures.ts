@@ -23,6 +23,8 @@ export function failureOf(error: GatewayError): AttemptFailure {
     case 'GW_ERR_UPSTREAM_TIMEOUT':
     case 'GW_ERR_UPSTREAM_STALLED':
     case 'GW_ERR_UPSTREAM_INVALID':
+    // Credentials a plugin could not get are this route's fault; another cloud's may work (issue #15).
+    case 'GW_ERR_UPSTREAM_CREDENTIALS':
       return { error, retry: 'next', retryAfterMs: null, routeFault: true };
     case 'GW_ERR_UPSTREAM_AUTH':
     case 'GW_ERR_UPSTREAM_BILLING':

@@ -82,8 +82,8 @@ describe('plugin loading', () => {
     expect(problems).to.have.length(10);
     expect(problems[0]).to.match(/^providers\[0\]\.plugin: cannot load "\.\/missing\.js": /);
     expect(problems[1]).to.equal('providers[1].plugin: "./not-a-plugin.js" is not a Junction plugin: its default export needs name, apiVersion and create()');
-    expect(problems[2]).to.equal('providers[2].plugin: plugin "from-the-future" needs plugin API ^2.0.0; this gateway provides 1.4.0');
-    expect(problems[3]).to.equal('providers[3].plugin: plugin "empty" returned an invalid provider: it offers none of native, translate or invoke');
+    expect(problems[2]).to.equal('providers[2].plugin: plugin "from-the-future" needs plugin API ^2.0.0; this gateway provides 1.5.0');
+    expect(problems[3]).to.equal('providers[3].plugin: plugin "empty" returned an invalid provider: it offers none of native, translate, translateFor or invoke');
     expect(problems[4]).to.match(/^providers\[4\]\.plugin: cannot load "\.\/syntax-error\.js": /);
     expect(problems[5]).to.match(/^providers\[5\]\.plugin: cannot load "no-such-package-xyz": /);
     expect(problems[6]).to.match(/^providers\[6\]\.options\.headers: /);

@@ -56,7 +56,8 @@ export interface Reply {
   binary?: { readonly chunks: readonly Buffer[]; readonly contentType: string; readonly afterFirst?: Promise<void> };
 }
 
-export type Script = (req: RecordedRequest) => Reply | undefined;
+/** A script may answer later (a fake that checks a signature asynchronously). */
+export type Script = (req: RecordedRequest) => Reply | undefined | Promise<Reply | undefined>;
 
 const fixture = (path: string): string => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
 
@@ -124,8 +125,9 @@ export class FakeUpstream {
           json: () => JSON.parse(body.toString('utf8')) as Record<string, unknown>,
         };
         this.requests.push(recorded);
-        const reply = this.#script?.(recorded) ?? defaultReply(recorded);
-        void respond(res, reply);
+        const scripted = this.#script?.(recorded);
+        if (scripted instanceof Promise) void scripted.then((reply) => respond(res, reply ?? defaultReply(recorded)));
+        else void respond(res, scripted ?? defaultReply(recorded));
       });
     });
     this.#server.on('connection', (socket) => {

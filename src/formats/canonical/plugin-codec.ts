@@ -2,7 +2,8 @@ import { ERR, GatewayError } from '../../errors.ts';
 import type { SseEvent, UpstreamFormat } from '../../plugin-host/api.ts';
 import { ToolNames } from '../convert/tool-names.ts';
 import type { Json } from '../convert/json.ts';
-import { parse } from '../upstream-events.ts';
+import { parse, reportedError } from '../upstream-events.ts';
+import { isObject } from '../convert/json.ts';
 import type { UpstreamCodec } from './codecs.ts';
 import type { CanonicalEvent, StreamDecoder } from './stream.ts';
 
@@ -25,11 +26,17 @@ export function pluginCodec(format: UpstreamFormat): UpstreamCodec {
   };
 }
 
-/** The plugin's decoder gets `{ event, data }`, its data parsed; `data: [DONE]` sentinels are skipped. */
+/**
+ * The plugin's decoder gets `{ event, data }`, its data parsed; `data: [DONE]` sentinels are
+ * skipped. An event named `error` is the upstream's in-band failure, `{ error: { type, message } }`
+ * (or Anthropic's `{ type: 'error', error }`): the client gets it in-band, typed (since 1.5.0).
+ */
 async function* parseEvents(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
   for await (const event of events) {
     if (event.data === '[DONE]') continue;
-    yield { event: event.event, data: parse(event, provider) };
+    const data = parse(event, provider);
+    if (event.event === 'error') throw reportedError(provider, isObject(data['error']) ? data['error'] : data);
+    yield { event: event.event, data };
   }
 }
 

@@ -1,0 +1,75 @@
+import type { CallContext, MessagesRequest, PluginLogger, SseEvent, UpstreamRequest } from '../../src/plugin-host/api.ts';
+import { adaptForPlatform, type PlatformRules } from '../shared/anthropic-platform.ts';
+
+/**
+ * Claude on Bedrock through InvokeModel and InvokeModelWithResponseStream (providers.md §1.2):
+ * the Messages body with `anthropic_version: bedrock-2023-05-31`, the betas in the body as
+ * `anthropic_beta`, and the model in the path; `count_tokens` through CountTokens.
+ */
+const BEDROCK_VERSION = 'bedrock-2023-05-31';
+
+/** LiteLLM's list (BerriAI/litellm#19877), and the fine-grained tool streaming the AI SDK sends. */
+export const BEDROCK_BETAS = [
+  'computer-use-2024-10-22',
+  'computer-use-2025-01-24',
+  'token-efficient-tools-2025-02-19',
+  'interleaved-thinking-2025-05-14',
+  'output-128k-2025-02-19',
+  'context-1m-2025-08-07',
+  'context-management-2025-06-27',
+  'effort-2025-11-24',
+  'tool-search-tool-2025-10-19',
+  'tool-examples-2025-10-29',
+  'fine-grained-tool-streaming-2025-05-14',
+];
+/** What InvokeModel takes at the top level: anything else is `Extra inputs are not permitted` (LiteLLM's BedrockInvokeAnthropicMessagesRequest). */
+const FIELDS = ['max_tokens', 'messages', 'system', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'metadata', 'output_config', 'context_management'];
+/** Anthropic-defined client tools Bedrock runs; its server tools (web search, code execution) it does not. */
+const TOOL_TYPES = ['computer_', 'bash_', 'text_editor_'];
+
+export function bedrockRules(extraBetas: readonly string[]): PlatformRules {
+  return { platform: 'Bedrock', betas: new Set([...BEDROCK_BETAS, ...extraBetas]), fields: new Set(FIELDS), toolTypes: TOOL_TYPES };
+}
+
+/** A cross-region inference profile's geography prefix: CountTokens takes foundation-model ids only. */
+const GEOGRAPHY = /^(us|eu|apac|jp|au|ca|global|us-gov)\./;
+
+/** The id as one path segment: `:` and `/` (ARNs, `…-v1:0`) escaped, as the SDKs send it. */
+const segment = (model: string): string => encodeURIComponent(model);
+
+export function invokeRequest(body: MessagesRequest, ctx: CallContext, base: string, rules: PlatformRules, headers: Readonly<Record<string, string>>): UpstreamRequest {
+  const model = String(body.model);
+  const adapted = adaptForPlatform(body as unknown as Record<string, unknown>, ctx.header('anthropic-beta'), rules, ctx.log);
+  const invokeBody: Record<string, unknown> = { anthropic_version: BEDROCK_VERSION, ...(adapted.betas.length > 0 && { anthropic_beta: adapted.betas }), ...adapted.body };
+  if (ctx.endpoint === 'count_tokens') {
+    // The Invoke body as Bedrock would take it: max_tokens is required there, and counts nothing.
+    const counted = { ...invokeBody, max_tokens: invokeBody['max_tokens'] ?? 1 };
+    const encoded = Buffer.from(JSON.stringify(counted)).toString('base64');
+    return { url: `${base}/model/${segment(model.replace(GEOGRAPHY, ''))}/count-tokens`, headers, body: { input: { invokeModel: { body: encoded } } } };
+  }
+  const method = ctx.stream ? 'invoke-with-response-stream' : 'invoke';
+  return { url: `${base}/model/${segment(model)}/${method}`, headers: ctx.stream ? { ...headers, 'x-amzn-bedrock-accept': 'application/json' } : headers, body: invokeBody };
+}
+
+const METRICS = 'amazon-bedrock-invocationMetrics';
+
+/**
+ * One `chunk` event of an Invoke stream: its `bytes` are the base64 of one Anthropic stream event,
+ * passed on as that event. Bedrock's invocation metrics on `message_stop` are not Anthropic's and
+ * are taken off (usage is read from message_start and message_delta, as from Anthropic).
+ */
+export function invokeEvent(type: string, payload: string, out: SseEvent[], log: PluginLogger): void {
+  if (type !== 'chunk') {
+    log.debug({ event: type }, 'Bedrock stream event ignored');
+    return;
+  }
+  const bytes = (JSON.parse(payload) as { bytes?: unknown }).bytes;
+  if (typeof bytes !== 'string') throw new Error('a Bedrock chunk has no bytes');
+  let data = Buffer.from(bytes, 'base64').toString('utf8');
+  if (data.includes(METRICS)) {
+    const event = JSON.parse(data) as Record<string, unknown>;
+    delete event[METRICS];
+    data = JSON.stringify(event);
+  }
+  out.push({ event: undefined, data });
+}

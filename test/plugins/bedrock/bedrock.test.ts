@@ -1,0 +1,300 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import { AWS_TEST_CREDENTIALS, awsError, chunk, cutEvery, eventStream, frame, sigV4Refusal, sseEvents } from '../../support/aws-fake.ts';
+import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+
+const post = (gateway: string, path: string, headers: Readonly<Record<string, string>>, body: unknown): ReturnType<typeof call> => call(`${gateway}${path}`, { headers: { ...headers }, body });
+
+/**
+ * The `bedrock` plugin's Claude path (issue #15; providers.md §1.2) against a fake that refuses
+ * what Bedrock refuses: a SigV4 signature that does not match the bytes, path and signed headers
+ * it got (recomputed with the AWS SDK's signer), a date more than five minutes off, a missing
+ * session token; `model` or `stream` in the body, a missing `anthropic_version`, any top-level
+ * field InvokeModel does not take, a beta it does not know, tool fields and `cache_control.scope`
+ * it does not take. It answers streams in real event-stream frames, cut at odd byte offsets.
+ */
+
+const REGION = 'us-east-1';
+const MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+const PATH = `/model/${encodeURIComponent(MODEL)}`;
+/** Bedrock's betas (providers.md §1.2: LiteLLM's list, BerriAI/litellm#19877). */
+const BEDROCK_BETAS = new Set(['computer-use-2024-10-22', 'computer-use-2025-01-24', 'token-efficient-tools-2025-02-19', 'interleaved-thinking-2025-05-14', 'output-128k-2025-02-19', 'context-1m-2025-08-07', 'context-management-2025-06-27', 'effort-2025-11-24', 'tool-search-tool-2025-10-19', 'tool-examples-2025-10-29', 'fine-grained-tool-streaming-2025-05-14']);
+const INVOKE_FIELDS = new Set(['anthropic_version', 'anthropic_beta', 'max_tokens', 'messages', 'system', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'metadata', 'output_config', 'context_management']);
+const TOOL_FIELDS = new Set(['type', 'name', 'description', 'input_schema', 'cache_control']);
+
+type Json = Record<string, unknown>;
+const validation = (message: string): Reply => awsError(400, 'ValidationException', message);
+
+/** What Bedrock checks in an Invoke body. */
+function bodyRefusal(body: Json): Reply | undefined {
+  if (body['anthropic_version'] !== 'bedrock-2023-05-31') return validation('Malformed input request: anthropic_version is required');
+  for (const key of Object.keys(body)) if (!INVOKE_FIELDS.has(key)) return validation(`Malformed input request: #: extraneous key [${key}] is not permitted`);
+  for (const beta of (body['anthropic_beta'] as string[] | undefined) ?? []) if (!BEDROCK_BETAS.has(beta)) return validation('invalid beta flag');
+  for (const tool of (body['tools'] as Json[] | undefined) ?? []) {
+    for (const key of Object.keys(tool)) if (!TOOL_FIELDS.has(key)) return validation(`tools.0.custom.${key}: Extra inputs are not permitted`);
+  }
+  if (JSON.stringify(body).includes('"scope"')) return validation('cache_control.scope: Extra inputs are not permitted');
+  return undefined;
+}
+
+/** The service's clock, which a test may skew. */
+let skewMs = 0;
+
+const bedrock = (path: string, reply: (req: RecordedRequest, body: Json) => Reply) => async (req: RecordedRequest): Promise<Reply | undefined> => {
+  const refused = await sigV4Refusal(req, REGION, Date.now() + skewMs);
+  if (refused) return refused;
+  if (req.url !== path) return awsError(404, 'UnknownOperationException', `no route ${req.url}`);
+  const body = req.json();
+  return bodyRefusal(body) ?? reply(req, body);
+};
+
+const config = (url: string): string => `
+log: { level: info }
+routing: { retries: 0, circuit_breaker: { failures: 1000 } }
+auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+providers:
+  - { id: bedrock, plugin: bedrock, base_url: "${url}", options: { region: ${REGION} } }
+  - { id: bedrock-key, plugin: bedrock, base_url: "${url}", api_key: "ABSKbedrock-api-key-0123", options: { region: ${REGION} } }
+  - { id: anthropic, plugin: anthropic, base_url: "${url}", api_key: "sk-ant-direct" }
+models:
+  - { id: claude-bedrock, routes: [{ provider: bedrock, model: "${MODEL}" }], pricing: { input: 3, output: 15, cache_read: 0.3 } }
+  - { id: claude-bedrock-key, routes: [{ provider: bedrock-key, model: "${MODEL}" }], pricing: { input: 3, output: 15 } }
+  - { id: claude-failover, routes: [{ provider: bedrock, model: "${MODEL}" }, { provider: anthropic, model: claude-sonnet-4-5 }], pricing: { input: 3, output: 15 } }
+`;
+
+const AWS_ENV = {
+  AWS_ACCESS_KEY_ID: AWS_TEST_CREDENTIALS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: AWS_TEST_CREDENTIALS.secretAccessKey,
+  AWS_SESSION_TOKEN: AWS_TEST_CREDENTIALS.sessionToken,
+  // Never the machine's own AWS setup, and never the instance metadata service.
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_CONFIG_FILE: '/nonexistent/aws-config',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+  AWS_PROFILE: undefined,
+};
+
+/** Sets AWS's environment for a suite, and puts the machine's back after it. */
+export function useAwsEnv(env: Readonly<Record<string, string | undefined>> = AWS_ENV): void {
+  const saved: Record<string, string | undefined> = {};
+  before(() => {
+    for (const [name, value] of Object.entries(env)) {
+      saved[name] = process.env[name];
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+  after(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+}
+
+const thinkingToolEvents = sseEvents(FIXTURES.anthropicToolSse());
+const withMetrics = (events: Json[]): Json[] =>
+  events.map((e) => (e['type'] === 'message_stop' ? { ...e, 'amazon-bedrock-invocationMetrics': { inputTokenCount: 424, outputTokenCount: 90, invocationLatency: 900, firstByteLatency: 300 } } : e));
+const weather: Anthropic.Tool = { name: 'weather', description: 'The weather', input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } };
+
+describe('bedrock plugin: Claude through InvokeModel', () => {
+  useAwsEnv();
+  const env = useUpstreamAndGateway(config);
+  let anthropic: Anthropic;
+  let openai: OpenAI;
+  before(() => {
+    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
+    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
+  });
+  afterEach(() => (skewMs = 0));
+
+  it('a whole answer: signed with the session token, the body adapted (version in, model and stream out), the answer as Anthropic sent it, billed', async () => {
+    env.upstream.script(bedrock(`${PATH}/invoke`, () => ({ headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json })));
+    const message = await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 100, messages: [{ role: 'user', content: 'Hello' }] });
+    expect(message.content[0]).to.deep.include({ type: 'text' });
+    const sent = env.upstream.last();
+    expect(sent.url).to.equal(`${PATH}/invoke`).and.include('%3A0');
+    expect(sent.headers['x-amz-security-token']).to.equal(AWS_TEST_CREDENTIALS.sessionToken);
+    expect(sent.headers['x-api-key']).to.equal(undefined);
+    expect(JSON.stringify(sent.headers)).not.to.include(KEYS.alice);
+    const body = sent.json();
+    expect(body).to.deep.include({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 100 });
+    expect(body).not.to.have.any.keys('model', 'stream');
+    const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] });
+    expect(res.status).to.equal(200);
+    const generation = await generationOf(env.gw.url, res.headers.get('x-request-id'));
+    const usage = res.json()['usage'] as { input_tokens: number; output_tokens: number };
+    expect(generation.tokens['input']).to.equal(usage.input_tokens);
+    expect(generation.cost_usd).to.be.greaterThan(0);
+  });
+
+  it('a stream of thinking, a signature and a tool call, in frames cut every 7 bytes: the SDK\'s accumulator gets exactly what Anthropic would send', async () => {
+    const bytes = Buffer.concat(withMetrics(thinkingToolEvents).map(chunk));
+    env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(bytes, 7))));
+    const stream = anthropic.messages.stream({ model: 'claude-bedrock', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 512 }, tools: [weather], messages: [{ role: 'user', content: 'Weather in Florence?' }] });
+    const raw: string[] = [];
+    stream.on('streamEvent', (event) => raw.push(JSON.stringify(event)));
+    const final = await stream.finalMessage();
+    expect(final.content.map((b) => b.type)).to.deep.equal(['thinking', 'text', 'tool_use']);
+    const thinking = final.content[0];
+    expect(thinking?.type === 'thinking' && thinking.signature).to.equal('EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds');
+    const use = final.content[2];
+    expect(use?.type === 'tool_use' && use.input).to.deep.equal({ location: 'Florence, Italy' });
+    expect(final.stop_reason).to.equal('tool_use');
+    expect(final.usage.input_tokens).to.equal(424);
+    expect(raw.join('\n')).not.to.include('amazon-bedrock-invocationMetrics');
+    expect(env.upstream.last().headers['x-amzn-bedrock-accept']).to.equal('application/json');
+  });
+
+  it('several frames in one network chunk, and one frame split at every offset, decode the same', async () => {
+    const events = sseEvents(FIXTURES.anthropicTextSse());
+    const bytes = Buffer.concat(events.map(chunk));
+    for (const cut of [1, 3, 64, bytes.length]) {
+      env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(bytes, cut))));
+      const final = await anthropic.messages.stream({ model: 'claude-bedrock', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+      expect(final.content[0]?.type === 'text' && final.content[0].text.length).to.be.greaterThan(0);
+    }
+  });
+
+  it('Claude Code\'s real request with its betas: unknown betas, tool fields and cache scopes dropped, the allowed betas in the body', async () => {
+    const request = JSON.parse(readFileSync(new URL('../../fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8')) as Json;
+    const headers = JSON.parse(readFileSync(new URL('../../fixtures/claude-code/claude-code-request.headers.json', import.meta.url), 'utf8')) as { headers: Record<string, string> };
+    // What newer Claude Code versions add, which Bedrock refuses.
+    const tools = (request['tools'] as Json[]).map((t, i) => (i === 0 ? { ...t, defer_loading: true, eager_input_streaming: true, cache_control: { type: 'ephemeral', scope: 'global' } } : t));
+    const events = sseEvents(FIXTURES.anthropicTextSse());
+    env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream([Buffer.concat(events.map(chunk))])));
+    const res = await post(env.gw.url, '/v1/messages?beta=true', { ...MESSAGES_HEADERS, 'anthropic-beta': headers.headers['anthropic-beta']! }, { ...request, tools, model: 'claude-bedrock' });
+    expect(res.status).to.equal(200);
+    const text = res.text;
+    expect(text).to.include('event: message_stop');
+    const sent = env.upstream.last().json();
+    expect(sent['anthropic_beta']).to.deep.equal(['context-1m-2025-08-07', 'interleaved-thinking-2025-05-14', 'context-management-2025-06-27', 'effort-2025-11-24']);
+    expect(sent['thinking']).to.deep.equal(request['thinking']);
+    expect((sent['messages'] as unknown[]).length).to.equal((request['messages'] as unknown[]).length);
+  });
+
+  it('count_tokens goes to CountTokens with the foundation model id and the Invoke body, and answers input_tokens', async () => {
+    const countPath = `/model/${encodeURIComponent('anthropic.claude-sonnet-4-5-20250929-v1:0')}/count-tokens`;
+    let invokeBody: Json = {};
+    env.upstream.script(async (req) => {
+      const refused = await sigV4Refusal(req, REGION);
+      if (refused) return refused;
+      if (req.url !== countPath) return awsError(400, 'ValidationException', 'The provided model identifier is invalid.');
+      invokeBody = JSON.parse(Buffer.from(String(((req.json()['input'] as Json)['invokeModel'] as Json)['body']), 'base64').toString('utf8')) as Json;
+      return bodyRefusal(invokeBody) ?? { headers: { 'content-type': 'application/json' }, body: { inputTokens: 1234 } };
+    });
+    const count = await anthropic.messages.countTokens({ model: 'claude-bedrock', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] });
+    expect(count.input_tokens).to.equal(1234);
+    expect(invokeBody).to.deep.include({ anthropic_version: 'bedrock-2023-05-31', system: 'Be brief.', max_tokens: 1 });
+  });
+
+  it('an OpenAI SDK client streams from Claude on Bedrock, translated, with usage', async () => {
+    const events = sseEvents(FIXTURES.anthropicTextSse());
+    env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(Buffer.concat(events.map(chunk)), 50))));
+    const stream = await openai.chat.completions.create({ model: 'claude-bedrock', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const part of stream) {
+      text += part.choices[0]?.delta.content ?? '';
+      if (part.usage) usage = part.usage;
+    }
+    expect(text.length).to.be.greaterThan(0);
+    expect(usage?.prompt_tokens).to.be.greaterThan(0);
+    expect(env.upstream.last().json()).to.have.property('max_tokens');
+  });
+
+  it('a Bedrock API key goes as a bearer token, and nothing is signed', async () => {
+    env.upstream.script((req) => (req.headers['authorization'] === 'Bearer ABSKbedrock-api-key-0123' && req.headers['x-amz-date'] === undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json } : awsError(403, 'UnrecognizedClientException', 'bad key')));
+    const message = await anthropic.messages.create({ model: 'claude-bedrock-key', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(message.type).to.equal('message');
+  });
+
+  it('a clock five minutes off: refused for its time, signed again with the clock corrected from Date, once', async () => {
+    skewMs = 20 * 60_000;
+    env.upstream.script(bedrock(`${PATH}/invoke`, () => ({ headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json })));
+    const message = await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(message.type).to.equal('message');
+    expect(env.upstream.requests).to.have.length(2);
+    // Later requests are signed with the corrected clock from the start.
+    await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(env.upstream.requests).to.have.length(3);
+  });
+
+  describe('Bedrock\'s exceptions, in the caller\'s format', () => {
+    const cases: [string, Reply, number, string][] = [
+      ['ThrottlingException', awsError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'), 429, 'rate_limit_error'],
+      ['ServiceQuotaExceededException (a 400 from Bedrock)', awsError(400, 'ServiceQuotaExceededException', 'Too many tokens per day.'), 429, 'rate_limit_error'],
+      ['AccessDeniedException (a model not enabled in the region)', awsError(403, 'AccessDeniedException', "You don't have access to the model with the specified model ID."), 403, 'permission_error'],
+      ['ValidationException', awsError(400, 'ValidationException', 'messages: roles must alternate'), 400, 'invalid_request_error'],
+      ['ServiceUnavailableException', awsError(503, 'ServiceUnavailableException', 'Service unavailable.'), 503, 'overloaded_error'],
+      ['ModelErrorException', awsError(424, 'ModelErrorException', 'The model failed.'), 502, 'api_error'],
+    ];
+    for (const [name, reply, status, type] of cases) {
+      it(`${name} → ${status} ${type}`, async () => {
+        env.upstream.script(async (req) => (await sigV4Refusal(req, REGION)) ?? reply);
+        const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+        expect(res.status).to.equal(status);
+        const body = res.json() as unknown as { error: { type: string; message: string } };
+        expect(body.error.type).to.equal(type);
+        if (status === 429) expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+      });
+    }
+
+    it('credentials AWS does not know: a 502 naming the provider, never the key id or secret', async () => {
+      env.upstream.script(() => awsError(403, 'UnrecognizedClientException', `The security token included in the request is invalid. (${AWS_TEST_CREDENTIALS.accessKeyId})`));
+      const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+      expect(res.status).to.equal(502);
+      const text = res.text;
+      expect(text).to.include('bedrock').and.not.include(AWS_TEST_CREDENTIALS.accessKeyId);
+      expect(text).not.to.include(AWS_TEST_CREDENTIALS.secretAccessKey);
+    });
+
+    it('a model down before the first byte fails over to the Anthropic route', async () => {
+      env.upstream.script(async (req) => (req.url.startsWith('/v1/') ? undefined : ((await sigV4Refusal(req, REGION)) ?? awsError(503, 'ServiceUnavailableException', 'Service unavailable.'))));
+      const message = await anthropic.messages.create({ model: 'claude-failover', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+      expect(message.type).to.equal('message');
+      expect(env.upstream.requests.map((r) => r.url.split('/')[1])).to.deep.equal(['model', 'v1']);
+      expect(env.upstream.last().headers['x-api-key']).to.equal('sk-ant-direct');
+    });
+
+    it('a throttling exception after 200, mid-stream: an in-band rate_limit_error, never a clean end', async () => {
+      const events = sseEvents(FIXTURES.anthropicTextSse()).slice(0, 3);
+      env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream([...events.map(chunk), frame('throttlingException', { message: 'Too many tokens, please wait.' }, 'exception')])));
+      const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+      const text = res.text;
+      expect(text).to.include('event: error').and.include('rate_limit_error').and.include('Too many tokens');
+      expect(text).not.to.include('message_stop');
+    });
+
+    it('a frame with a bad checksum, and a stream cut inside a frame: an error, never a hang or a clean end', async () => {
+      const events = sseEvents(FIXTURES.anthropicTextSse());
+      const good = events.slice(0, 3).map(chunk);
+      const bad = chunk(events[3]);
+      bad.writeUInt8(bad.readUInt8(bad.length - 20) ^ 0xff, bad.length - 20); // inside the payload: the message CRC no longer matches
+      const cut = chunk(events[3]).subarray(0, 30);
+      for (const tail of [bad, cut]) {
+        env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream([...good, tail])));
+        const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+        // Before the first event reached the client it is a 502 (and could fail over); after, in-band.
+        if (res.status === 200) expect(res.text).to.include('event: error').and.not.include('message_stop');
+        else expect(res.status, res.text).to.equal(502);
+        expect(res.text).to.match(/checksum|ended inside a message|CRC/i);
+      }
+    });
+  });
+});
+
+describe('bedrock plugin: no credentials anywhere', () => {
+  useAwsEnv({ ...AWS_ENV, AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_CONTAINER_CREDENTIALS_FULL_URI: undefined, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: undefined, AWS_WEB_IDENTITY_TOKEN_FILE: undefined });
+  const env = useUpstreamAndGateway(config);
+
+  it('a 502 naming the provider, and nothing sent', async () => {
+    const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.status).to.equal(502);
+    const body = res.json() as unknown as { error: { message: string } };
+    expect(body.error.message).to.include('credentials for upstream provider "bedrock"');
+    expect(env.upstream.requests).to.have.length(0);
+  });
+});
