@@ -1,10 +1,8 @@
-import { definePlugin, type CanonicalAnswer } from '../../src/plugin-host/api.ts';
+import { definePlugin } from '../../src/plugin-host/api.ts';
 import { z } from 'zod';
 import { lowerCaseKeys } from '../shared/options.ts';
-import { decodeGeminiAnswer } from './answer.ts';
-import { encodeGeminiRequest } from './request.ts';
+import { geminiFormat } from './format.ts';
 import { SignatureStore } from './signatures.ts';
-import { geminiStreamDecoder } from './stream.ts';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
 
@@ -33,15 +31,7 @@ export default definePlugin<z.infer<typeof geminiOptions>>({
       translate: {
         upstream: 'custom',
         endpoints: ['messages', 'chat_completions', 'responses'],
-        format: {
-          // The state is the model the request went to: thought signatures are bound to it.
-          encodeRequest: (request, options) => ({ body: encodeGeminiRequest(request, options, signatures), state: options.model }),
-          decodeAnswer: (body, state): CanonicalAnswer => {
-            const { blocks, stop, usage } = decodeGeminiAnswer(body, signatures, String(state));
-            return { id: typeof body['responseId'] === 'string' ? body['responseId'] : undefined, model: typeof body['modelVersion'] === 'string' ? body['modelVersion'] : '', blocks, stop, stopSequence: undefined, usage };
-          },
-          streamDecoder: (state) => geminiStreamDecoder(signatures, String(state)),
-        },
+        format: geminiFormat(signatures),
         // The model and streaming are in the URL; the body carries neither.
         request: (body, ctx) => {
           const { model, ...rest } = body;

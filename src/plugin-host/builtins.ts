@@ -8,5 +8,6 @@ export const BUILTIN_PLUGINS: Readonly<Record<string, () => Promise<unknown>>> =
   azure: () => import('../../plugins/azure/index.ts'),
   gemini: () => import('../../plugins/gemini/index.ts'),
   bedrock: () => import('../../plugins/bedrock/index.ts'),
+  vertex: () => import('../../plugins/vertex/index.ts'),
   mock: () => import('../../plugins/mock/index.ts'),
 };

@@ -1,0 +1,155 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
+import { call, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { GoogleTokenFake } from '../../support/google-fake.ts';
+
+/**
+ * The `vertex` plugin (issue #15; providers.md §2) against a fake with its own OAuth token
+ * endpoint, which the service-account file's `token_uri` points at: it checks the signed JWT
+ * grant and issues tokens the API then requires. The API refuses `model` in a Claude body, a
+ * version other than Vertex's, and betas Vertex does not take (its 400 for the header).
+ */
+
+const json = { 'content-type': 'application/json' };
+const google = new GoogleTokenFake();
+let tokenUri = '';
+const PUBLISHERS = '/v1/projects/my-project/locations/us-east5/publishers';
+const CLAUDE = `${PUBLISHERS}/anthropic/models/${encodeURIComponent('claude-sonnet-4-5@20250929')}`;
+/** Betas Vertex refuses, as it says (vercel/ai#4431, anthropics/claude-code#21625). */
+const REFUSED_BETAS = ['prompt-caching-2024-07-31', 'prompt-caching-scope-2026-01-05', 'effort-2025-11-24', 'claude-code-20250219'];
+
+type Json = Record<string, unknown>;
+const invalid = (message: string): Reply => ({ status: 400, headers: json, body: { type: 'error', error: { type: 'invalid_request_error', message } } });
+
+function claudeRefusal(req: RecordedRequest, countTokens = false): Reply | undefined {
+  const body = req.json();
+  if (body['anthropic_version'] !== 'vertex-2023-10-16') return invalid('anthropic_version: vertex-2023-10-16 is required');
+  if ('model' in body && !countTokens) return invalid('model: Extra inputs are not permitted');
+  const refused = String(req.headers['anthropic-beta'] ?? '').split(',').filter((b) => REFUSED_BETAS.includes(b));
+  if (refused.length > 0) return invalid(`Unexpected value(s) \`${refused.join(',')}\` for the \`anthropic-beta\` header.`);
+  return undefined;
+}
+
+const vertex = (routes: Record<string, (req: RecordedRequest) => Reply>) => (req: RecordedRequest): Reply => {
+  if (req.url === '/token') return google.token(req, tokenUri);
+  const refused = google.refusal(req);
+  if (refused) return refused;
+  const route = routes[req.url];
+  return route ? route(req) : { status: 404, headers: json, body: { error: { code: 404, message: `no route ${req.url}`, status: 'NOT_FOUND' } } };
+};
+
+const config = (url: string): string => {
+  tokenUri = `${url}/token`;
+  const file = google.writeServiceAccount(tokenUri);
+  return `
+log: { level: info }
+routing: { retries: 0, circuit_breaker: { failures: 1000 } }
+auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+providers:
+  - { id: vertex, plugin: vertex, base_url: "${url}", options: { project: my-project, location: us-east5, credentials_file: "${file}" } }
+models:
+  - { id: claude-vertex, routes: [{ provider: vertex, model: "claude-sonnet-4-5@20250929" }], pricing: { input: 3, output: 15 } }
+  - { id: gemini-vertex, routes: [{ provider: vertex, model: gemini-2.5-pro }], pricing: { input: 1.25, output: 10 } }
+`;
+};
+
+describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a service account', () => {
+  const env = useUpstreamAndGateway(config);
+  let anthropic: Anthropic;
+  let openai: OpenAI;
+  before(() => {
+    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
+    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
+  });
+  afterEach(() => {
+    google.expiresIn = 3600;
+    google.refuse = false;
+  });
+
+  it('Claude, whole and streamed: rawPredict with Vertex\'s version and the model in the path; one token for many requests, from the file\'s token_uri', async () => {
+    const fetchesBefore = google.fetches;
+    env.upstream.script(
+      vertex({
+        [`${CLAUDE}:rawPredict`]: (req) => claudeRefusal(req) ?? { headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json },
+        [`${CLAUDE}:streamRawPredict`]: (req) => claudeRefusal(req) ?? { headers: { 'content-type': 'text/event-stream' }, sse: FIXTURES.anthropicToolSse() },
+      }),
+    );
+    const whole = await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(whole.content[0]?.type).to.equal('text');
+    const sent = env.upstream.last();
+    expect(sent.json()).to.deep.include({ anthropic_version: 'vertex-2023-10-16', max_tokens: 100 });
+    expect(sent.json()).not.to.have.property('model');
+    const streamed = await anthropic.messages
+      .stream({ model: 'claude-vertex', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 512 }, messages: [{ role: 'user', content: 'Weather?' }] }, { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14,prompt-caching-scope-2026-01-05,effort-2025-11-24' } })
+      .finalMessage();
+    expect(streamed.content.map((b) => b.type)).to.deep.equal(['thinking', 'text', 'tool_use']);
+    expect(env.upstream.last().headers['anthropic-beta']).to.equal('interleaved-thinking-2025-05-14');
+    expect(env.upstream.last().json()['stream']).to.equal(true);
+    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Again' }] });
+    expect(google.fetches - fetchesBefore).to.be.at.most(1);
+    expect(env.upstream.requests.filter((r) => r.url === '/token')).to.have.length.at.most(1);
+  });
+
+  it('count_tokens through Vertex\'s count-tokens, with the model in the body', async () => {
+    env.upstream.script(vertex({ [`${PUBLISHERS}/anthropic/models/count-tokens:rawPredict`]: (req) => claudeRefusal(req, true) ?? (req.json()['model'] === 'claude-sonnet-4-5@20250929' ? { headers: json, body: { input_tokens: 77 } } : invalid('model missing')) }));
+    const count = await anthropic.messages.countTokens({ model: 'claude-vertex', messages: [{ role: 'user', content: 'Hello' }] });
+    expect(count.input_tokens).to.equal(77);
+  });
+
+  it('Gemini through generateContent, from an OpenAI SDK client, streamed and whole', async () => {
+    const gemini = (text: string, finishReason?: string): Json => ({ candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finishReason && { finishReason }), index: 0 }], usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 3, totalTokenCount: 12 }, modelVersion: 'gemini-2.5-pro' });
+    env.upstream.script(
+      vertex({
+        [`${PUBLISHERS}/google/models/gemini-2.5-pro:generateContent`]: (req) => ((req.json()['contents'] as Json[]).every((c) => c['role'] === 'user' || c['role'] === 'model') ? { headers: json, body: gemini('Hello from Vertex.', 'STOP') } : invalid('role missing')),
+        [`${PUBLISHERS}/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse`]: () => ({ headers: { 'content-type': 'text/event-stream' }, sse: `data: ${JSON.stringify(gemini('Hello '))}\r\n\r\ndata: ${JSON.stringify(gemini('again.', 'STOP'))}\r\n\r\n` }),
+      }),
+    );
+    const whole = await openai.chat.completions.create({ model: 'gemini-vertex', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(whole.choices[0]?.message.content).to.equal('Hello from Vertex.');
+    expect(whole.usage?.prompt_tokens).to.equal(9);
+    const stream = await openai.chat.completions.create({ model: 'gemini-vertex', stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect(text).to.equal('Hello again.');
+  });
+
+  it('a token revoked early: the 401 drops it, a new one is fetched and the request sent once more', async () => {
+    env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
+    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    google.revokeAll();
+    const before = google.fetches;
+    env.upstream.reset();
+    env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
+    const message = await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(message.type).to.equal('message');
+    expect(google.fetches - before).to.equal(1);
+    expect(env.upstream.requests.map((r) => r.url.split(':')[1] ?? r.url)).to.deep.equal(['rawPredict', '/token', 'rawPredict']);
+  });
+
+  it('a token about to expire is fetched again before it does, not used until refused', async () => {
+    google.revokeAll();
+    google.expiresIn = 120; // inside the library's five-minute early-refresh window
+    env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
+    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    const before = google.fetches;
+    const sent = env.upstream.requests.length;
+    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(google.fetches - before).to.equal(1);
+    // Fetched before the request, not after a refusal: a token request, then one API request.
+    expect(env.upstream.requests.slice(sent).map((r) => r.url.split(':')[1] ?? r.url)).to.deep.equal(['/token', 'rawPredict']);
+  });
+
+  it('a grant the token endpoint refuses: a 502 naming the provider, never the key', async () => {
+    google.revokeAll();
+    google.refuse = true;
+    google.expiresIn = 1; // the cached token is gone at once
+    env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
+    const res = await call(`${env.gw.url}/v1/messages`, { headers: { ...MESSAGES_HEADERS }, body: { model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] } });
+    expect(res.status).to.equal(502);
+    expect(String((res.json()['error'] as Json)['message'])).to.include('provider "vertex"');
+    expect(res.text).not.to.include('PRIVATE KEY').and.not.include(google.email);
+    expect(env.upstream.requests.filter((r) => r.url.includes('rawPredict'))).to.have.length.at.most(1);
+  });
+});
