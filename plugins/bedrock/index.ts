@@ -4,7 +4,10 @@ import { lowerCaseKeys } from '../shared/options.ts';
 import { credentialChain, SigV4Signer } from './auth.ts';
 import { bedrockError } from './errors.ts';
 import { EventStreamDecoder } from './event-stream.ts';
-import { bedrockRules, invokeEvent, invokeRequest } from './invoke.ts';
+import { decodeConverseAnswer } from './converse-answer.ts';
+import { encodeConverseRequest, type ConverseState } from './converse-request.ts';
+import { converseStreamDecoder } from './converse-stream.ts';
+import { bedrockRules, foundationModel, invokeEvent, invokeRequest, modelSegment } from './invoke.ts';
 
 const bedrockOptions = z
   .strictObject({
@@ -31,7 +34,9 @@ const CLAUDE = /(^|[.:/])anthropic\.|claude/i;
  * InvokeModel with the Messages body adapted for Bedrock (invoke.ts), so a Messages client sees
  * thinking, signatures, tool use and usage as from Anthropic. Requests are signed with SigV4 over
  * the exact bytes sent, with the standard AWS credential chain, or carry a Bedrock API key
- * (`api_key`) as a bearer token. `base_url` replaces `https://bedrock-runtime.{region}.amazonaws.com`.
+ * (`api_key`) as a bearer token. Every other model goes through Converse, in its own format
+ * (converse-*.ts), for Messages, Chat and Responses clients alike. `base_url` replaces
+ * `https://bedrock-runtime.{region}.amazonaws.com`.
  */
 export default definePlugin<BedrockOptions>({
   name: 'bedrock',
@@ -65,8 +70,31 @@ export default definePlugin<BedrockOptions>({
       inputTokens: (answer) => Number(answer['inputTokens']),
       ...signing,
     };
+    const converse: Translator = {
+      upstream: 'custom',
+      endpoints: ['messages', 'count_tokens', 'chat_completions', 'responses'],
+      format: {
+        encodeRequest: encodeConverseRequest,
+        decodeAnswer: (body, state) => decodeConverseAnswer(body, state as ConverseState),
+        streamDecoder: (state) => converseStreamDecoder(state as ConverseState),
+      },
+      request: (body, ctx) => {
+        const { model, ...rest } = body;
+        if (ctx.endpoint === 'count_tokens') {
+          const { messages, system, toolConfig, additionalModelRequestFields } = rest;
+          const converseInput = { messages, ...(system !== undefined && { system }), ...(toolConfig !== undefined && { toolConfig }), ...(additionalModelRequestFields !== undefined && { additionalModelRequestFields }) };
+          return { url: `${base}/model/${modelSegment(foundationModel(String(model)))}/count-tokens`, headers, body: { input: { converse: converseInput } } };
+        }
+        return { url: `${base}/model/${modelSegment(String(model))}/${ctx.stream ? 'converse-stream' : 'converse'}`, headers, body: rest };
+      },
+      error: bedrockError,
+      // ConverseStream's events are typed by name: passed on as they are, the format's decoder reads them.
+      streamFraming: { contentType: EVENT_STREAM, decoder: () => new EventStreamDecoder((type, payload, out) => out.push({ event: type, data: payload })) },
+      inputTokens: (answer) => Number(answer['inputTokens']),
+      ...signing,
+    };
     return {
-      translateFor: (model) => (CLAUDE.test(model) || claudeModels.has(model) ? claude : undefined),
+      translateFor: (model) => (CLAUDE.test(model) || claudeModels.has(model) ? claude : converse),
     };
   },
 });

@@ -35,7 +35,9 @@ export function bedrockRules(extraBetas: readonly string[]): PlatformRules {
 const GEOGRAPHY = /^(us|eu|apac|jp|au|ca|global|us-gov)\./;
 
 /** The id as one path segment: `:` and `/` (ARNs, `…-v1:0`) escaped, as the SDKs send it. */
-const segment = (model: string): string => encodeURIComponent(model);
+export const modelSegment = (model: string): string => encodeURIComponent(model);
+/** The foundation model of an inference profile id: what CountTokens takes. */
+export const foundationModel = (model: string): string => model.replace(GEOGRAPHY, '');
 
 export function invokeRequest(body: MessagesRequest, ctx: CallContext, base: string, rules: PlatformRules, headers: Readonly<Record<string, string>>): UpstreamRequest {
   const model = String(body.model);
@@ -45,10 +47,10 @@ export function invokeRequest(body: MessagesRequest, ctx: CallContext, base: str
     // The Invoke body as Bedrock would take it: max_tokens is required there, and counts nothing.
     const counted = { ...invokeBody, max_tokens: invokeBody['max_tokens'] ?? 1 };
     const encoded = Buffer.from(JSON.stringify(counted)).toString('base64');
-    return { url: `${base}/model/${segment(model.replace(GEOGRAPHY, ''))}/count-tokens`, headers, body: { input: { invokeModel: { body: encoded } } } };
+    return { url: `${base}/model/${modelSegment(foundationModel(model))}/count-tokens`, headers, body: { input: { invokeModel: { body: encoded } } } };
   }
   const method = ctx.stream ? 'invoke-with-response-stream' : 'invoke';
-  return { url: `${base}/model/${segment(model)}/${method}`, headers: ctx.stream ? { ...headers, 'x-amzn-bedrock-accept': 'application/json' } : headers, body: invokeBody };
+  return { url: `${base}/model/${modelSegment(model)}/${method}`, headers: ctx.stream ? { ...headers, 'x-amzn-bedrock-accept': 'application/json' } : headers, body: invokeBody };
 }
 
 const METRICS = 'amazon-bedrock-invocationMetrics';

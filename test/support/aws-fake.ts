@@ -128,3 +128,32 @@ export const eventStream = (chunks: readonly Buffer[], headers: Record<string, s
   headers: { 'x-amzn-bedrock-content-type': 'application/json', ...headers },
   binary: { chunks, contentType: 'application/vnd.amazon.eventstream' },
 });
+
+export const AWS_ENV = {
+  AWS_ACCESS_KEY_ID: AWS_TEST_CREDENTIALS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: AWS_TEST_CREDENTIALS.secretAccessKey,
+  AWS_SESSION_TOKEN: AWS_TEST_CREDENTIALS.sessionToken,
+  // Never the machine's own AWS setup, and never the instance metadata service.
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_CONFIG_FILE: '/nonexistent/aws-config',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+  AWS_PROFILE: undefined,
+};
+
+/** Sets AWS's environment for a suite, and puts the machine's back after it. */
+export function useAwsEnv(env: Readonly<Record<string, string | undefined>> = AWS_ENV): void {
+  const saved: Record<string, string | undefined> = {};
+  before(() => {
+    for (const [name, value] of Object.entries(env)) {
+      saved[name] = process.env[name];
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+  after(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+}

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { AWS_TEST_CREDENTIALS, awsError, chunk, cutEvery, eventStream, frame, sigV4Refusal, sseEvents } from '../../support/aws-fake.ts';
+import { AWS_ENV, AWS_TEST_CREDENTIALS, awsError, chunk, cutEvery, eventStream, frame, sigV4Refusal, sseEvents, useAwsEnv } from '../../support/aws-fake.ts';
 import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
 import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
 
@@ -64,35 +64,6 @@ models:
   - { id: claude-bedrock-key, routes: [{ provider: bedrock-key, model: "${MODEL}" }], pricing: { input: 3, output: 15 } }
   - { id: claude-failover, routes: [{ provider: bedrock, model: "${MODEL}" }, { provider: anthropic, model: claude-sonnet-4-5 }], pricing: { input: 3, output: 15 } }
 `;
-
-const AWS_ENV = {
-  AWS_ACCESS_KEY_ID: AWS_TEST_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: AWS_TEST_CREDENTIALS.secretAccessKey,
-  AWS_SESSION_TOKEN: AWS_TEST_CREDENTIALS.sessionToken,
-  // Never the machine's own AWS setup, and never the instance metadata service.
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_CONFIG_FILE: '/nonexistent/aws-config',
-  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
-  AWS_PROFILE: undefined,
-};
-
-/** Sets AWS's environment for a suite, and puts the machine's back after it. */
-export function useAwsEnv(env: Readonly<Record<string, string | undefined>> = AWS_ENV): void {
-  const saved: Record<string, string | undefined> = {};
-  before(() => {
-    for (const [name, value] of Object.entries(env)) {
-      saved[name] = process.env[name];
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
-  after(() => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
-}
 
 const thinkingToolEvents = sseEvents(FIXTURES.anthropicToolSse());
 const withMetrics = (events: Json[]): Json[] =>
