@@ -18,7 +18,7 @@ const geminiOptions = z.strictObject({ headers: z.record(z.string(), z.string())
 
 export default definePlugin<z.infer<typeof geminiOptions>>({
   name: 'gemini',
-  apiVersion: '^1.4.0',
+  apiVersion: '^1.5.0',
   optionsSchema: geminiOptions,
   create(provider) {
     const base = provider.baseUrl ?? DEFAULT_BASE_URL;
@@ -30,14 +30,17 @@ export default definePlugin<z.infer<typeof geminiOptions>>({
     return {
       translate: {
         upstream: 'custom',
-        endpoints: ['messages', 'chat_completions', 'responses'],
+        endpoints: ['messages', 'count_tokens', 'chat_completions', 'responses'],
         format: geminiFormat(signatures),
         // The model and streaming are in the URL; the body carries neither.
         request: (body, ctx) => {
           const { model, ...rest } = body;
-          const method = ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-          return { url: `${base}/v1beta/models/${encodeURIComponent(String(model))}:${method}`, headers, body: rest };
+          const url = `${base}/v1beta/models/${encodeURIComponent(String(model))}`;
+          // countTokens takes the whole request in this form, so system and tools count (providers.md §3.7).
+          if (ctx.endpoint === 'count_tokens') return { url: `${url}:countTokens`, headers, body: { generateContentRequest: { model: `models/${String(model)}`, ...rest } } };
+          return { url: `${url}:${ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, headers, body: rest };
         },
+        inputTokens: (answer) => Number(answer['totalTokens']),
       },
     };
   },

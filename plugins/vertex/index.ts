@@ -92,13 +92,19 @@ export default definePlugin<VertexOptions>({
     const signatures = new SignatureStore();
     const gemini: Translator = {
       upstream: 'custom',
-      endpoints: ['messages', 'chat_completions', 'responses'],
+      endpoints: ['messages', 'count_tokens', 'chat_completions', 'responses'],
       format: geminiFormat(signatures),
       request: (body, ctx) => {
         const { model, ...rest } = body;
-        const method = ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-        return authorized(`${base}/google/models/${encodeURIComponent(String(model))}:${method}`, rest);
+        const url = `${base}/google/models/${encodeURIComponent(String(model))}`;
+        if (ctx.endpoint === 'count_tokens') {
+          // Vertex's countTokens takes contents, system and tools at the top level (providers.md §2.3).
+          const { contents, systemInstruction, tools } = rest;
+          return authorized(`${url}:countTokens`, { contents, ...(systemInstruction !== undefined && { systemInstruction }), ...(tools !== undefined && { tools }) });
+        }
+        return authorized(`${url}:${ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, rest);
       },
+      inputTokens: (answer) => Number(answer['totalTokens']),
       retry,
     };
     return { translateFor: (model) => (CLAUDE.test(model) ? claude : gemini) };

@@ -261,4 +261,17 @@ describe('gemini plugin (the Gemini API\'s own format)', () => {
     const contents = env.upstream.last().json()['contents'] as Json[];
     expect((contents[1]?.['parts'] as Json[])[0]).to.deep.include({ thoughtSignature: 'sig-vercel' });
   });
+
+  it('count_tokens goes to countTokens with the whole request, so the system prompt and tools count', async () => {
+    const COUNT = '/v1beta/models/gemini-3-pro:countTokens';
+    env.upstream.script((req) => {
+      if (req.url !== COUNT) return undefined;
+      if (req.headers['x-goog-api-key'] !== KEY) return invalid('API key not valid.');
+      const inner = req.json()['generateContentRequest'] as Json | undefined;
+      if (!inner || inner['model'] !== 'models/gemini-3-pro' || !Array.isArray(inner['contents'])) return invalid('generateContentRequest is required');
+      return { headers: json, body: { totalTokens: inner['systemInstruction'] && inner['tools'] ? 321 : 1 } };
+    });
+    const count = await anthropic.messages.countTokens({ model: 'gemini-pro', system: 'Be brief.', tools: [weather], messages: [{ role: 'user', content: 'Weather in Rome?' }] });
+    expect(count.input_tokens).to.equal(321);
+  });
 });

@@ -98,6 +98,12 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
     expect(count.input_tokens).to.equal(77);
   });
 
+  it('count_tokens on a Gemini model: Vertex\'s countTokens with contents and system at the top', async () => {
+    env.upstream.script(vertex({ [`${PUBLISHERS}/google/models/gemini-2.5-pro:countTokens`]: (req) => (Array.isArray(req.json()['contents']) && req.json()['systemInstruction'] ? { headers: json, body: { totalTokens: 55 } } : invalid('contents required')) }));
+    const count = await anthropic.messages.countTokens({ model: 'gemini-vertex', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] });
+    expect(count.input_tokens).to.equal(55);
+  });
+
   it('Gemini through generateContent, from an OpenAI SDK client, streamed and whole', async () => {
     const gemini = (text: string, finishReason?: string): Json => ({ candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finishReason && { finishReason }), index: 0 }], usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 3, totalTokenCount: 12 }, modelVersion: 'gemini-2.5-pro' });
     env.upstream.script(
