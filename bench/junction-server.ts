@@ -11,6 +11,9 @@ import { parseConfig } from '../src/config/load.ts';
 import { createGateway } from '../src/gateway.ts';
 
 export const BENCH_KEY = 'sk-jct-bench-0123456789abcdef';
+// The Bedrock arm signs with static credentials from the environment: the AWS chain's first link,
+// with nothing probed (no profile file, no instance metadata).
+Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_SESSION_TOKEN: 'bench-session', AWS_EC2_METADATA_DISABLED: 'true' });
 const [upstream, knobList = 'sim-c64-g0-l0'] = process.argv.slice(2);
 const models = knobList
   .split(',')
@@ -21,6 +24,8 @@ const models = knobList
     `  - { id: "r/${knobs}", routes: [{ provider: openai-responses }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
     // Issue #15: the gemini plugin's own format, reached from any client by translation.
     `  - { id: "g/${knobs}", routes: [{ provider: gemini }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
+    // Issue #15: Claude on Bedrock, SigV4-signed, its binary event stream decoded.
+    `  - { id: "b/${knobs}", routes: [{ provider: bedrock, model: "anthropic.claude-${knobs}" }], pricing: { input: 3, output: 15 }, max_output_tokens: 4096 }`,
   ])
   .concat([
     // Issue #13's media runs: a transcription model and a speech model on the Chat upstream.
@@ -39,6 +44,7 @@ providers:
   - { id: openai, plugin: openai, base_url: "${upstream}/v1", api_key: sim }
   - { id: openai-responses, plugin: openai, base_url: "${upstream}/v1", api_key: sim, options: { formats: [responses] } }
   - { id: gemini, plugin: gemini, base_url: "${upstream}", api_key: sim }
+  - { id: bedrock, plugin: bedrock, base_url: "${upstream}", options: { region: us-east-1 } }
 models:
 ${models}
 `;

@@ -62,6 +62,9 @@ export function targets(s, countTokens, held, rounds) {
     ...(s['gemini-stream']
       ? [['Gemini stream ≥ 0.5× native Anthropic (Messages client, gemini plugin)', s['gemini-stream'].translated.rps / s['gemini-stream'].native.rps, (v) => v >= 0.5]]
       : []),
+    ...(s['bedrock-stream']
+      ? [['Bedrock-Anthropic stream ≥ 0.5× native Anthropic (Messages client, bedrock plugin)', s['bedrock-stream'].translated.rps / s['bedrock-stream'].native.rps, (v) => v >= 0.5]]
+      : []),
     ['RSS per open stream ≤ 64 KB (native), KB', native?.kbPerStream, (v) => v <= 64],
     ['RSS per open stream ≤ 64 KB (translated), KB', translated?.kbPerStream, (v) => v <= 64],
     ['count_tokens 150 KB p99 ≤ 25 ms, ms', ct.p99, (v) => v <= 25],
@@ -103,6 +106,17 @@ export function writeReport(results, options) {
       '|---|---|---|',
       `| --workers 1 | ${fmt(one, 0)} | 1 |`,
       `| --workers auto (${w[0].workers}) | ${fmt(auto, 0)} | ${fmt(median(w.map((r) => r.auto / r.one)))} |`,
+    );
+  }
+  if (results.bedrockCosts) {
+    const b = results.bedrockCosts;
+    lines.push(
+      '',
+      '| Bedrock plugin costs (issue #15), alone, µs | |',
+      '|---|---|',
+      `| SigV4 per request, small body | ${fmt(b.signSmallUs, 1)} |`,
+      `| SigV4 per request, Claude Code body (${b.claudeCodeKb} KB, hashed) | ${fmt(b.signClaudeCodeUs, 1)} |`,
+      `| event-stream decoding per event (frame, CRCs, base64; ${b.eventsPerStream}-event streams in 16 KB reads) | ${fmt(b.decodePerEventUs, 2)} |`,
     );
   }
   lines.push('', '| target | measured | |', '|---|---|---|');

@@ -94,6 +94,8 @@ const SCENARIOS = [
   { id: 'responses-stream', title: '8. Responses stream, 64 events (translated arm: through a Messages upstream)', format: 'responses', stream: true, body: (p) => smallResponses(`${p}${SIM}`, true) },
   // Issue #15: a Messages stream through the gemini plugin's own format, against the native Anthropic route.
   { id: 'gemini-stream', title: '9. Messages stream, 64 events (translated arm: through the gemini plugin)', format: 'messages', stream: true, foreign: 'g/', body: (p) => small(`${p}${SIM}`, true) },
+  // Issue #15: a Messages stream from Claude on Bedrock (SigV4 per request, event-stream frames decoded), against the native Anthropic route.
+  { id: 'bedrock-stream', title: '10. Messages stream, 64 events (translated arm: Claude on Bedrock, signed, event stream)', format: 'messages', stream: true, foreign: 'b/', body: (p) => small(`${p}${SIM}`, true) },
 ];
 
 async function measure(target, scenario, prefix, headers = HEADERS[scenario.format]) {
@@ -168,11 +170,19 @@ try {
   }
   results.workers = await workersScenario();
   results.media = await media();
+  results.bedrockCosts = bedrockCosts();
 } finally {
   for (const proc of [junction, bare, portkey, upstream]) proc?.child.kill('SIGTERM');
 }
 writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
 writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
+
+/** Issue #15: the Bedrock plugin's SigV4 cost per request and event-stream decoding cost per event, alone. */
+function bedrockCosts() {
+  const run = spawnSync(process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'bedrock-costs.ts'), QUICK ? '500' : '4000'], { cwd: ROOT, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`bedrock-costs failed: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1));
+}
 
 /** Scenario 6: local count_tokens on ~150 KB, and other requests' latency and the event loop meanwhile. */
 async function countTokens() {

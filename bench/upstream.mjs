@@ -2,6 +2,8 @@
 // Knobs ride in the model name so every arm sends the same bytes: `…sim-c<chunks>-g<gapMs>-l<latencyMs>`
 // (defaults: 64 events, no gap, no latency). Prints `PORT <n>` when listening.
 import http from 'node:http';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 
 const event = (name, data) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 const chatChunk = (delta, finish = null, extra = {}) =>
@@ -62,6 +64,20 @@ function geminiStream(count) {
   }
   return out;
 }
+/**
+ * A Bedrock InvokeModel stream (issue #15): the Messages stream's events, each base64 in a `chunk`
+ * message of AWS's binary event stream, encoded once with the AWS SDK's codec. Signatures are not
+ * checked here: the simulator must stay cheap next to the arm under test.
+ */
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const str = (value) => ({ type: 'string', value });
+function bedrockStream(count) {
+  return messagesStream(count).map((sse) => {
+    const data = sse.slice(sse.indexOf('data: ') + 6).trimEnd();
+    const headers = { ':event-type': str('chunk'), ':content-type': str('application/json'), ':message-type': str('event') };
+    return Buffer.from(codec.encode({ headers, body: fromUtf8(JSON.stringify({ bytes: Buffer.from(data).toString('base64') })) }));
+  });
+}
 const GEMINI = JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hello! How can I help?' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 9, totalTokenCount: 21 }, modelVersion: 'sim' });
 
 const RESPONSE = JSON.stringify({ id: 'resp_sim', object: 'response', created_at: 1, status: 'completed', model: 'sim', output: [{ id: 'msg_sim', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'Hello! How can I help?' }] }], usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 9, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 21 } });
@@ -72,7 +88,7 @@ const COUNT = JSON.stringify({ input_tokens: 42 });
 const streams = new Map();
 const streamOf = (format, count) => {
   const key = `${format}${count}`;
-  const make = { messages: messagesStream, responses: responsesStream, chat: chatStream, gemini: geminiStream }[format];
+  const make = { messages: messagesStream, responses: responsesStream, chat: chatStream, gemini: geminiStream, bedrock: bedrockStream }[format];
   if (!streams.has(key)) streams.set(key, make(count));
   return streams.get(key);
 };
@@ -110,19 +126,20 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     // A scan, not a parse: the simulator must stay cheap next to the arm under test.
     const head = Buffer.concat(chunks).toString('latin1');
-    // Gemini names the model and streaming in the URL, not the body.
+    // Gemini and Bedrock name the model and streaming in the URL, not the body.
     const gemini = req.url.startsWith('/v1beta/models/');
-    const knobs = /"model"\s*:\s*"[^"]*sim-c(\d+)-g(\d+)-l(\d+)"/.exec(head) ?? (gemini ? /sim-c(\d+)-g(\d+)-l(\d+)/.exec(req.url) : null);
+    const bedrock = req.url.startsWith('/model/');
+    const knobs = /"model"\s*:\s*"[^"]*sim-c(\d+)-g(\d+)-l(\d+)"/.exec(head) ?? (gemini || bedrock ? /sim-c(\d+)-g(\d+)-l(\d+)/.exec(req.url) : null);
     const [count, gap, latency] = knobs ? [Number(knobs[1]), Number(knobs[2]), Number(knobs[3])] : [64, 0, 0];
-    const stream = gemini ? req.url.includes(':streamGenerateContent') : /"stream"\s*:\s*true/.test(head);
-    const format = gemini ? 'gemini' : req.url.startsWith('/v1/chat/completions') ? 'chat' : req.url.startsWith('/v1/responses') ? 'responses' : 'messages';
+    const stream = gemini ? req.url.includes(':streamGenerateContent') : bedrock ? req.url.endsWith('/invoke-with-response-stream') : /"stream"\s*:\s*true/.test(head);
+    const format = gemini ? 'gemini' : bedrock ? 'bedrock' : req.url.startsWith('/v1/chat/completions') ? 'chat' : req.url.startsWith('/v1/responses') ? 'responses' : 'messages';
     const answer = () => {
       if (req.url.startsWith('/v1/messages/count_tokens')) return send(res, COUNT);
-      if (!stream) return send(res, { chat: COMPLETION, responses: RESPONSE, gemini: GEMINI, messages: MESSAGE }[format]);
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      if (!stream) return send(res, { chat: COMPLETION, responses: RESPONSE, gemini: GEMINI, bedrock: MESSAGE, messages: MESSAGE }[format]);
+      res.writeHead(200, { 'content-type': bedrock ? 'application/vnd.amazon.eventstream' : 'text/event-stream', 'cache-control': 'no-cache' });
       const events = streamOf(format, count);
       if (gap === 0) {
-        res.end(events.join(''));
+        res.end(bedrock ? Buffer.concat(events) : events.join(''));
         return;
       }
       let i = 0;

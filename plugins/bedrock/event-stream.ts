@@ -44,20 +44,23 @@ const header = (message: Message, name: string): string | undefined => {
   const value = message.headers[name];
   return value?.type === 'string' ? value.value : undefined;
 };
-const text = new TextDecoder();
+const text = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 
 /**
  * Event-stream messages → events named by `:event-type`, their payload the data. An `exception`
  * (after HTTP 200: throttling, a model error mid-stream) or an unmodelled `error` message becomes
  * an `error` event in the format's error shape, so the client gets it in-band with its type.
  */
+/** An event's payload as text (JSON, for the formats Bedrock streams). */
+export const payloadText = text;
+
 export class EventStreamDecoder {
   readonly #splitter = new MessageSplitter();
   readonly #messages: Message[] = [];
-  readonly #event: (type: string, payload: string, out: SseEvent[]) => void;
+  readonly #event: (type: string, payload: Uint8Array, out: SseEvent[]) => void;
 
-  /** `event` turns one event message into the upstream format's events. */
-  constructor(event: (type: string, payload: string, out: SseEvent[]) => void) {
+  /** `event` turns one event message (its payload's bytes) into the upstream format's events. */
+  constructor(event: (type: string, payload: Uint8Array, out: SseEvent[]) => void) {
     this.#event = event;
   }
 
@@ -68,9 +71,9 @@ export class EventStreamDecoder {
     for (const message of messages) {
       const kind = header(message, ':message-type');
       if (kind === 'event') {
-        this.#event(header(message, ':event-type') ?? '', text.decode(message.body), out);
+        this.#event(header(message, ':event-type') ?? '', message.body, out);
       } else if (kind === 'exception') {
-        out.push(errorEventOf(header(message, ':exception-type') ?? 'exception', text.decode(message.body)));
+        out.push(errorEventOf(header(message, ':exception-type') ?? 'exception', text(message.body)));
       } else {
         out.push(errorEventOf(header(message, ':error-code') ?? 'error', JSON.stringify({ message: header(message, ':error-message') ?? 'unknown error' })));
       }

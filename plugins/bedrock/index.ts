@@ -3,7 +3,7 @@ import { definePlugin, ProviderConfigError, type CallContext, type SignableReque
 import { lowerCaseKeys } from '../shared/options.ts';
 import { credentialChain, SigV4Signer } from './auth.ts';
 import { bedrockError } from './errors.ts';
-import { EventStreamDecoder } from './event-stream.ts';
+import { EventStreamDecoder, payloadText } from './event-stream.ts';
 import { decodeConverseAnswer } from './converse-answer.ts';
 import { encodeConverseRequest, type ConverseState } from './converse-request.ts';
 import { converseStreamDecoder } from './converse-stream.ts';
@@ -89,7 +89,7 @@ export default definePlugin<BedrockOptions>({
       },
       error: bedrockError,
       // ConverseStream's events are typed by name: passed on as they are, the format's decoder reads them.
-      streamFraming: { contentType: EVENT_STREAM, decoder: () => new EventStreamDecoder((type, payload, out) => out.push({ event: type, data: payload })) },
+      streamFraming: { contentType: EVENT_STREAM, decoder: () => new EventStreamDecoder((type, payload, out) => out.push({ event: type, data: payloadText(payload) })) },
       inputTokens: (answer) => Number(answer['inputTokens']),
       ...signing,
     };

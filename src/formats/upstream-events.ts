@@ -8,6 +8,19 @@ import { asArray, asNumber, asObject, asString, isObject, type Json } from './co
  * turns into an in-band error for the client: a cut stream never looks complete.
  */
 
+/**
+ * The text each parsed event came from, while the object is alive: an event passed on unchanged
+ * (the same-format path) is written to the client as the upstream wrote it, not stringified again
+ * (sse/encode.ts). Changed events are new objects, so never found here. Text holding a line
+ * break is not kept: one `data:` line must carry it.
+ */
+const RAW = new WeakMap<object, string>();
+
+/** The JSON text an event was parsed from, if it is passed on as it came. */
+export function rawJson(event: object): string | undefined {
+  return RAW.get(event);
+}
+
 /** An event's data as a JSON object, or the upstream fault it is. */
 export function parse(event: SseEvent, provider: string): Json {
   let value: unknown;
@@ -17,6 +30,7 @@ export function parse(event: SseEvent, provider: string): Json {
     throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
   }
   if (!isObject(value)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
+  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) RAW.set(value, event.data);
   return value;
 }
 

@@ -1,4 +1,5 @@
 import { errorPayload, type GatewayError, type Surface } from '../errors.ts';
+import { rawJson } from '../formats/upstream-events.ts';
 
 /**
  * SSE framing for both formats; the only place that writes `event:`/`data:` text.
@@ -7,11 +8,11 @@ import { errorPayload, type GatewayError, type Surface } from '../errors.ts';
  */
 
 export function messagesEventFrame(event: { readonly type: string }): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  return `event: ${event.type}\ndata: ${rawJson(event) ?? JSON.stringify(event)}\n\n`;
 }
 
 export function chatChunkFrame(chunk: object): string {
-  return `data: ${JSON.stringify(chunk)}\n\n`;
+  return `data: ${rawJson(chunk) ?? JSON.stringify(chunk)}\n\n`;
 }
 
 export const CHAT_DONE_FRAME = 'data: [DONE]\n\n';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { SseEvent } from '../../../src/plugin-host/api.ts';
-import { EventStreamDecoder } from '../../../plugins/bedrock/event-stream.ts';
+import { EventStreamDecoder, payloadText } from '../../../plugins/bedrock/event-stream.ts';
 import { chunk, frame } from '../../support/aws-fake.ts';
 
 /**
@@ -10,7 +10,7 @@ import { chunk, frame } from '../../support/aws-fake.ts';
  */
 const decode = (pieces: readonly Buffer[]): SseEvent[] => {
   const out: SseEvent[] = [];
-  const decoder = new EventStreamDecoder((type, payload, events) => events.push({ event: type, data: payload }));
+  const decoder = new EventStreamDecoder((type, payload, events) => events.push({ event: type, data: payloadText(payload) }));
   for (const piece of pieces) decoder.push(piece, out);
   decoder.end(out);
   return out;
