@@ -55,10 +55,24 @@ export class GoogleTokenFake {
     if (c['aud'] !== GOOGLE_TOKEN_URL && c['aud'] !== tokenUri) return googleError(400, 'invalid_grant', 'Invalid JWT: audience');
     if (typeof c['exp'] !== 'number' || typeof c['iat'] !== 'number' || c['exp'] - c['iat'] > 3600 || c['exp'] < now) return googleError(400, 'invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes)');
     if (this.refuse) return googleError(400, 'invalid_grant', 'Invalid grant: account not found');
+    return this.#issue();
+  }
+
+  /**
+   * The metadata server's token for the instance's service account (GCE, GKE, Cloud Run), as
+   * Application Default Credentials get it there: it answers only with `Metadata-Flavor: Google`.
+   */
+  metadataToken(req: RecordedRequest): Reply | undefined {
+    if (!req.url.startsWith('/computeMetadata/v1/instance/service-accounts/default/token')) return undefined;
+    if (req.headers['metadata-flavor'] !== 'Google') return { status: 403, body: 'Missing Metadata-Flavor:Google header.' };
+    return this.#issue();
+  }
+
+  #issue(): Reply {
     this.fetches++;
     const token = `ya29.test-${this.fetches}`;
     this.#issued.set(token, Date.now() + this.expiresIn * 1000);
-    return { headers: json, body: { access_token: token, expires_in: this.expiresIn, token_type: 'Bearer' } };
+    return { headers: { ...json, 'metadata-flavor': 'Google' }, body: { access_token: token, expires_in: this.expiresIn, token_type: 'Bearer' } };
   }
 
   /** Google's 401 for a request without a live token, or undefined. */

@@ -1,4 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { streamText } from 'ai';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
@@ -174,6 +176,29 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
     expect(text.length).to.be.greaterThan(0);
     expect(usage?.prompt_tokens).to.be.greaterThan(0);
     expect(env.upstream.last().json()).to.have.property('max_tokens');
+  });
+
+  it('the Vercel AI SDK (its Anthropic provider) streams from Claude on Bedrock, and an image goes up as the client sent it', async () => {
+    const events = sseEvents(FIXTURES.anthropicTextSse());
+    env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(Buffer.concat(events.map(chunk)), 33))));
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const provider = createAnthropic({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice });
+    const result = streamText({ model: provider('claude-bedrock'), messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: png, mediaType: 'image/png' }] }], maxRetries: 0 });
+    let text = '';
+    for await (const part of result.textStream) text += part;
+    expect(text.length).to.be.greaterThan(0);
+    expect((await result.usage).inputTokens).to.be.greaterThan(0);
+    const content = (env.upstream.last().json()['messages'] as Json[])[0]!['content'] as Json[];
+    expect(content.find((b) => b['type'] === 'image')).to.deep.include({ source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } });
+  });
+
+  it('a Chat client gets Bedrock\'s throttling as OpenAI\'s 429, with retry-after', async () => {
+    env.upstream.script(async (req) => (await sigV4Refusal(req, REGION)) ?? awsError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'));
+    const res = await post(env.gw.url, '/v1/chat/completions', { authorization: `Bearer ${KEYS.alice}` }, { model: 'claude-bedrock', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.status).to.equal(429);
+    expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+    const error = res.json()['error'] as Json;
+    expect(error['message']).to.include('ThrottlingException');
   });
 
   it('a Bedrock API key goes as a bearer token, and nothing is signed', async () => {

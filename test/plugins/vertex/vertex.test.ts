@@ -159,3 +159,40 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
     expect(env.upstream.requests.filter((r) => r.url.includes('rawPredict'))).to.have.length.at.most(1);
   });
 });
+
+describe('vertex plugin: Application Default Credentials from the metadata server', () => {
+  const adc = new GoogleTokenFake();
+  const saved: Record<string, string | undefined> = {};
+  const ADC_ENV = ['GOOGLE_APPLICATION_CREDENTIALS', 'CLOUDSDK_CONFIG', 'GCE_METADATA_HOST', 'METADATA_SERVER_DETECTION'];
+  const env = useUpstreamAndGateway((url) => {
+    // No file anywhere: not in the config, not in GOOGLE_APPLICATION_CREDENTIALS, not gcloud's.
+    for (const name of ADC_ENV) saved[name] = process.env[name];
+    delete process.env['GOOGLE_APPLICATION_CREDENTIALS'];
+    process.env['CLOUDSDK_CONFIG'] = '/nonexistent/gcloud';
+    process.env['GCE_METADATA_HOST'] = new URL(url).host;
+    process.env['METADATA_SERVER_DETECTION'] = 'assume-present';
+    return `
+log: { level: info }
+routing: { retries: 0 }
+auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+providers:
+  - { id: vertex, plugin: vertex, base_url: "${url}", options: { project: my-project, location: us-east5 } }
+models:
+  - { id: claude-vertex, routes: [{ provider: vertex, model: "claude-sonnet-4-5@20250929" }], pricing: { input: 3, output: 15 } }
+`;
+  });
+  after(() => {
+    for (const name of ADC_ENV) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+
+  it('gets its token from the metadata server, once for many requests', async () => {
+    env.upstream.script((req) => adc.metadataToken(req) ?? adc.refusal(req) ?? (req.url === `${CLAUDE}:rawPredict` ? { headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json } : undefined));
+    const anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
+    for (let i = 0; i < 3; i++) expect((await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })).type).to.equal('message');
+    expect(adc.fetches).to.equal(1);
+    expect(env.upstream.requests.filter((r) => r.url.includes('rawPredict'))).to.have.length(3);
+  });
+});
