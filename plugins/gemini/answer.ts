@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CanonicalBlock, CanonicalStop, CanonicalUsage } from '../../src/plugin-host/api.ts';
+import { UpstreamError, type CanonicalBlock, type CanonicalStop, type CanonicalUsage } from '../../src/plugin-host/api.ts';
 import type { SignatureStore } from './signatures.ts';
 
 type Json = Record<string, unknown>;
@@ -37,6 +37,23 @@ export function blockedText(body: Json): string | undefined {
   return typeof reason === 'string' ? `The request was blocked by Gemini's safety system (${reason}).` : undefined;
 }
 
+/**
+ * Gemini gave up on a function call it was forming (providers.md §3.5): with nothing else said, an
+ * empty end_turn would read as success, so it is the upstream's failure (a 502 that can fail over,
+ * in-band once a stream has started).
+ */
+const CALL_FAILURES = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS']);
+export function callFailure(finish: unknown, said: boolean): UpstreamError | undefined {
+  if (said || typeof finish !== 'string' || !CALL_FAILURES.has(finish)) return undefined;
+  return new UpstreamError(502, `Gemini ended the turn with ${finish}: the model could not form its function call`);
+}
+
+/** A Gemini error (a bare `{"error": …}` chunk, or an answer that is one) with its HTTP status. */
+export function reportedError(error: Json): UpstreamError {
+  const code = typeof error['code'] === 'number' ? error['code'] : 502;
+  return new UpstreamError(code, String(error['message'] ?? 'Gemini reported an error'));
+}
+
 /** A whole answer's first candidate as canonical blocks; function calls' signatures are kept. */
 export function decodeGeminiAnswer(body: Json, signatures: SignatureStore, model: string): { blocks: CanonicalBlock[]; stop: CanonicalStop; usage: CanonicalUsage } {
   const candidate = obj((body['candidates'] as unknown[] | undefined)?.[0]);
@@ -58,5 +75,7 @@ export function decodeGeminiAnswer(body: Json, signatures: SignatureStore, model
     }
   }
   const called = blocks.some((b) => b.type === 'tool_call');
+  const failure = callFailure(candidate['finishReason'], blocks.length > 0);
+  if (failure) throw failure;
   return { blocks, stop: stopOf(candidate['finishReason'], called), usage: usageOf(body['usageMetadata']) };
 }

@@ -1,5 +1,5 @@
 import type { CanonicalEvent } from '../../src/plugin-host/api.ts';
-import { blockedText, callIdOf, obj, stopOf, usageOf } from './answer.ts';
+import { blockedText, callFailure, callIdOf, obj, reportedError, stopOf, usageOf } from './answer.ts';
 import type { SignatureStore } from './signatures.ts';
 
 type Json = Record<string, unknown>;
@@ -21,8 +21,8 @@ export function geminiStreamDecoder(signatures: SignatureStore, model: string): 
   };
   return {
     push({ data }, out) {
-      const error = obj(data['error']);
-      if (data['error'] !== undefined) throw new Error(String(error['message'] ?? 'Gemini reported an error'));
+      // An error mid-stream keeps its status (a 429 is still a rate limit to the client).
+      if (data['error'] !== undefined) throw reportedError(obj(data['error']));
       if (!started) {
         started = true;
         out.push({ type: 'start', id: typeof data['responseId'] === 'string' ? data['responseId'] : undefined, model: typeof data['modelVersion'] === 'string' ? data['modelVersion'] : undefined });
@@ -58,6 +58,8 @@ export function geminiStreamDecoder(signatures: SignatureStore, model: string): 
         out.push(kind === 'reasoning' ? { type: 'reasoning', index: open.index, text: part['text'] } : { type: 'text', index: open.index, text: part['text'] });
       }
       if (typeof candidate['finishReason'] === 'string') {
+        const failure = callFailure(candidate['finishReason'], next > 0);
+        if (failure) throw failure;
         close(out);
         // No usage reported is no usage, not zero: the core then bills its estimate.
         out.push({ type: 'stop', stop: stopOf(candidate['finishReason'], called), stopSequence: undefined, usage: data['usageMetadata'] === undefined ? undefined : usageOf(data['usageMetadata']) });

@@ -11,6 +11,7 @@ import type { Translator } from '../plugin-host/api.ts';
 import { decodeFrames } from '../sse/decode-frames.ts';
 import { decodeSse } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
+import { pluginDecodeError } from '../formats/canonical/plugin-codec.ts';
 import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
@@ -121,15 +122,24 @@ export async function serveTranslated(
   if (!isObject(answer)) return failed(failureOf(ERR.upstreamInvalid(provider, 'the answer is not a JSON object')));
   const failure = failureInAnswer(answer, provider);
   if (failure) return failed(failureOf(failure));
-  attempt.commit();
   const counted = COUNTING.has(route.endpoint) ? translator.inputTokens : undefined;
   if (counted) {
     // The upstream's own count, in the endpoint's shape (issue #15); counting is free.
     const inputTokens = counted(answer);
+    if (!Number.isInteger(inputTokens) || inputTokens < 0) return failed(failureOf(ERR.upstreamInvalid(provider, 'its token count is missing')));
+    attempt.commit();
     ctx.body = route.endpoint === 'count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens };
     return SERVED;
   }
-  const converted = plan.answer(answer);
+  let converted: Json;
+  try {
+    converted = plan.answer(answer);
+  } catch (err) {
+    // Before anything is sent: a failure the upstream reported inside its answer can still fail
+    // over (issue #15: a plugin format's UpstreamError).
+    return failed(failureOf(pluginDecodeError(err, provider)));
+  }
+  attempt.commit();
   if (clientFormat === 'responses') keepResponse(ctx, converted);
   sendBody(ctx, clientFormat, converted);
   return SERVED;

@@ -514,6 +514,25 @@ export class PluginRequestError extends Error {
 }
 
 /**
+ * Thrown from a format's decoders for a failure the upstream reported inside an answer or a
+ * stream (a Gemini error chunk, a malformed function call) (since 1.5.0): the caller gets `status`
+ * and `type` in its own format, in-band once its stream has started. Any other throw from a
+ * decoder is a 502 "upstream sent something unreadable".
+ * @example
+ * throw new UpstreamError(429, 'Resource has been exhausted', 'rate_limit_error');
+ */
+export class UpstreamError extends Error {
+  readonly status: number;
+  readonly type: string | undefined;
+  constructor(status: number, message: string, type?: string) {
+    super(message);
+    this.name = 'UpstreamError';
+    this.status = status;
+    this.type = type;
+  }
+}
+
+/**
  * Identity helper that gives a plugin module its types.
  * @example
  * export default definePlugin<{ region: string }>({ name: 'acme', apiVersion: '^1.0.0', create: … });

@@ -1,4 +1,4 @@
-import { ERR, GatewayError } from '../../errors.ts';
+import { ERR, errorTypeForStatus, GatewayError } from '../../errors.ts';
 import type { SseEvent, UpstreamFormat } from '../../plugin-host/api.ts';
 import { ToolNames } from '../convert/tool-names.ts';
 import type { Json } from '../convert/json.ts';
@@ -40,6 +40,21 @@ async function* parseEvents(events: AsyncIterable<SseEvent>, provider: string): 
   }
 }
 
+/**
+ * What a plugin's decoder threw, as the error the caller gets: an UpstreamError (API 1.5) with its
+ * status and type, anything else an unreadable upstream. Recognised by shape, not instanceof: a
+ * plugin package may carry its own copy of the contract module.
+ */
+export function pluginDecodeError(err: unknown, provider: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof Error && err.name === 'UpstreamError' && typeof (err as { status?: unknown }).status === 'number') {
+    const { status, type } = err as Error & { status: number; type?: unknown };
+    const code = status >= 400 && status < 600 ? status : 502;
+    return ERR.upstreamReported(provider, code, typeof type === 'string' ? type : errorTypeForStatus(code === 503 ? 529 : code), err.message.slice(0, 2000), {});
+  }
+  return ERR.upstreamInvalid(provider, err instanceof Error ? err.message.slice(0, 200) : 'its answer could not be read');
+}
+
 class PluginStreamDecoder implements StreamDecoder {
   readonly #inner: ReturnType<UpstreamFormat['streamDecoder']>;
   readonly #provider: string;
@@ -68,8 +83,7 @@ class PluginStreamDecoder implements StreamDecoder {
     try {
       run();
     } catch (err) {
-      if (err instanceof GatewayError) throw err;
-      throw ERR.upstreamInvalid(this.#provider, err instanceof Error ? err.message.slice(0, 200) : 'its stream could not be read');
+      throw pluginDecodeError(err, this.#provider);
     }
   }
 

@@ -240,6 +240,25 @@ describe('gemini plugin (the Gemini API\'s own format)', () => {
     expect(row.cost_usd).to.equal(0);
   });
 
+  it('an error chunk mid-stream keeps its status: a 429 is an in-band rate_limit_error, not a generic failure', async () => {
+    const sse = `data: ${JSON.stringify(answer([{ text: 'Part' }], null))}\r\n\r\ndata: ${JSON.stringify({ error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } })}\r\n\r\n`;
+    env.upstream.script(generate(STREAM, () => ({ headers: { 'content-type': 'text/event-stream' }, sse })));
+    const res = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gemini-pro', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'x' }] } });
+    expect(res.text).to.include('event: error').and.include('rate_limit_error').and.include('Resource has been exhausted');
+    expect(res.text).not.to.include('message_stop');
+  });
+
+  it('a malformed function call with nothing said is the upstream\'s failure, never an empty success', async () => {
+    env.upstream.script(generate(WHOLE, () => ({ headers: json, body: answer([], 'MALFORMED_FUNCTION_CALL') })));
+    const whole = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gemini-pro', max_tokens: 50, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }] } });
+    expect(whole.status).to.equal(502);
+    expect(whole.text).to.include('MALFORMED_FUNCTION_CALL');
+    env.upstream.script(generate(STREAM, () => ({ headers: { 'content-type': 'text/event-stream' }, sse: `data: ${JSON.stringify(answer([], 'MALFORMED_FUNCTION_CALL'))}\r\n\r\n` })));
+    const streamed = await call(`${env.gw.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${KEYS.alice}` }, body: { model: 'gemini-pro', stream: true, messages: [{ role: 'user', content: 'Weather?' }] } });
+    expect(streamed.text).to.include('MALFORMED_FUNCTION_CALL');
+    expect(streamed.text).not.to.include('[DONE]');
+  });
+
   it('the Vercel AI SDK (its Anthropic provider) runs a tool loop through Gemini, signatures and all', async () => {
     let turn = 0;
     env.upstream.script(
