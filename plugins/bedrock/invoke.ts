@@ -1,4 +1,4 @@
-import type { CallContext, MessagesRequest, PluginLogger, SseEvent, UpstreamRequest } from '../../src/plugin-host/api.ts';
+import { PluginRequestError, type CallContext, type MessagesRequest, type PluginLogger, type SseEvent, type UpstreamRequest } from '../../src/plugin-host/api.ts';
 import { adaptForPlatform, type PlatformRules } from '../shared/anthropic-platform.ts';
 
 /**
@@ -39,8 +39,25 @@ export const modelSegment = (model: string): string => encodeURIComponent(model)
 /** The foundation model of an inference profile id: what CountTokens takes. */
 export const foundationModel = (model: string): string => model.replace(GEOGRAPHY, '');
 
+/**
+ * Bedrock does not fetch media by URL (providers.md §1.2): such a request is refused here, naming
+ * the block, rather than sent for Bedrock's own 400.
+ */
+function refuseUrlSources(body: MessagesRequest): void {
+  for (const [i, message] of body.messages.entries()) {
+    if (!Array.isArray(message.content)) continue;
+    for (const [j, block] of message.content.entries()) {
+      const source = (block as { source?: { type?: unknown } }).source;
+      const field = `messages[${i}].content[${j}].source`;
+      // Messages errors have no param field: the message names it.
+      if (source?.type === 'url') throw new PluginRequestError(400, `${field}: Bedrock takes images and documents as base64 data, not by URL`, field);
+    }
+  }
+}
+
 export function invokeRequest(body: MessagesRequest, ctx: CallContext, base: string, rules: PlatformRules, headers: Readonly<Record<string, string>>): UpstreamRequest {
   const model = String(body.model);
+  refuseUrlSources(body);
   const adapted = adaptForPlatform(body as unknown as Record<string, unknown>, ctx.header('anthropic-beta'), rules, ctx.log);
   const invokeBody: Record<string, unknown> = { anthropic_version: BEDROCK_VERSION, ...(adapted.betas.length > 0 && { anthropic_beta: adapted.betas }), ...adapted.body };
   if (ctx.endpoint === 'count_tokens') {

@@ -201,6 +201,13 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
     expect(error['message']).to.include('ThrottlingException');
   });
 
+  it('an image by URL is refused with a 400 naming the block, and nothing is sent', async () => {
+    const res = await post(env.gw.url, '/v1/messages', MESSAGES_HEADERS, { model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text', text: 'What?' }, { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }] }] });
+    expect(res.status).to.equal(400);
+    expect(res.text).to.include('messages[0].content[1].source').and.include('base64');
+    expect(env.upstream.requests).to.have.length(0);
+  });
+
   it('a Bedrock API key goes as a bearer token, and nothing is signed', async () => {
     env.upstream.script((req) => (req.headers['authorization'] === 'Bearer ABSKbedrock-api-key-0123' && req.headers['x-amz-date'] === undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json } : awsError(403, 'UnrecognizedClientException', 'bad key')));
     const message = await anthropic.messages.create({ model: 'claude-bedrock-key', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
