@@ -288,13 +288,16 @@ export const ERR = {
       message: `upstream provider "${provider}" rejected the gateway's credentials; an operator must fix its API key`,
       headers: NO_RETRY,
     }),
-  /** A plugin could not get or use its credentials (a cloud's chain found none, a token endpoint refused): issue #15. */
+  /**
+   * A plugin could not prepare its request: mostly credentials (a cloud's chain found none, a
+   * token endpoint refused), else the plugin itself; its log line says which (issue #15).
+   */
   upstreamCredentialsUnavailable: (provider: string) =>
     new GatewayError({
       status: 502,
       code: 'GW_ERR_UPSTREAM_CREDENTIALS',
       type: 'api_error',
-      message: `the gateway could not get credentials for upstream provider "${provider}"; an operator must fix them`,
+      message: `the gateway could not get credentials for, or prepare its request to, upstream provider "${provider}"; an operator must look at the gateway's log`,
       headers: NO_RETRY,
     }),
   upstreamInterrupted: (provider: string) =>

@@ -11,6 +11,8 @@ export interface ConverseState {
 }
 
 export const JSON_TOOL = 'json_response';
+/** The model families whose Converse takes `toolChoice: { tool: { name } }`. */
+const NAMED_CHOICE = /anthropic\.|amazon\.nova/;
 /** Tool names and tool-use ids: `^[a-zA-Z0-9_-]+$`, 1 to 64 characters (providers.md §1.3). */
 const safe = (value: string): string => (value.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || '_');
 const IMAGE_FORMATS: Readonly<Record<string, string>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
@@ -40,7 +42,7 @@ export function encodeConverseRequest(request: CanonicalRequest, options: { read
       for (const part of turn.parts) if (part.type === 'text' && part.text.trim() !== '') system.push({ text: part.text });
       continue;
     }
-    const content = turn.parts.flatMap((part) => blockOf(part, nameOf, withTools, request));
+    const content = turn.parts.flatMap((part) => blockOf(part, nameOf, withTools));
     if (content.length === 0) continue;
     const last = messages.at(-1);
     if (last && last['role'] === turn.role) (last['content'] as Json[]).push(...content);
@@ -59,14 +61,17 @@ export function encodeConverseRequest(request: CanonicalRequest, options: { read
   const body: Json = { messages, inferenceConfig: inference };
   if (system.length > 0) body['system'] = system;
   if (withTools) {
-    const choice = jsonTool ? { tool: { name: jsonTool } } : request.toolChoice?.type === 'any' ? { any: {} } : request.toolChoice?.type === 'tool' ? { tool: { name: nameOf(request.toolChoice.name) } } : { auto: {} };
+    // A named tool choice only Claude and Nova take (providers.md §1.3): the others are made to
+    // call a tool (`any`), which with structured output alone offered is the JSON tool.
+    const named = (name: string): Json => (NAMED_CHOICE.test(options.model) ? { tool: { name } } : { any: {} });
+    const choice = jsonTool ? named(jsonTool) : request.toolChoice?.type === 'any' ? { any: {} } : request.toolChoice?.type === 'tool' ? named(nameOf(request.toolChoice.name)) : { auto: {} };
     body['toolConfig'] = { tools, toolChoice: choice };
   }
   if (Object.keys(additional).length > 0) body['additionalModelRequestFields'] = additional;
   return { body: { model: options.model, ...body }, state: { names, jsonTool } };
 }
 
-function blockOf(part: CanonicalPart, nameOf: (name: string) => string, withTools: boolean, request: CanonicalRequest): Json[] {
+function blockOf(part: CanonicalPart, nameOf: (name: string) => string, withTools: boolean): Json[] {
   switch (part.type) {
     case 'text':
       return part.text.trim() === '' ? [] : [{ text: part.text }];
@@ -89,20 +94,20 @@ function blockOf(part: CanonicalPart, nameOf: (name: string) => string, withTool
     case 'tool_call':
       // Tool blocks without a toolConfig are refused: said as text then (as the AI SDK does).
       if (!withTools) return [{ text: `[called ${part.name} with ${part.arguments}]` }];
-      return [{ toolUse: { toolUseId: safe(part.id), name: nameOf(part.name), input: argsOf(part.arguments, request) } }];
+      return [{ toolUse: { toolUseId: safe(part.id), name: nameOf(part.name), input: argsOf(part.arguments) } }];
     case 'tool_result': {
-      const content = part.content.flatMap((inner) => blockOf(inner, nameOf, withTools, request)).filter((b) => 'text' in b || 'image' in b || 'document' in b);
+      const content = part.content.flatMap((inner) => blockOf(inner, nameOf, withTools)).filter((b) => 'text' in b || 'image' in b || 'document' in b);
       if (!withTools) return [{ text: `[result: ${content.map((b) => String(b['text'] ?? '')).join('')}]` }];
       return [{ toolResult: { toolUseId: safe(part.id), content: content.length > 0 ? content : [{ json: {} }], status: part.isError ? 'error' : 'success' } }];
     }
   }
 }
 
-function argsOf(args: string, request: CanonicalRequest): unknown {
+/** Tool arguments as the object Converse wants; text that is not JSON kept under `raw_arguments` (canonical rule 5). */
+function argsOf(args: string): unknown {
   try {
     return JSON.parse(args === '' ? '{}' : args) as unknown;
   } catch {
-    void request;
     return { raw_arguments: args };
   }
 }

@@ -10,13 +10,15 @@ import { messageOf } from './auth.ts';
 interface Mapped {
   readonly status: number;
   readonly type: string;
+  /** Another route may serve it: a model not enabled in this account or region, not found here. */
+  readonly failover?: boolean;
 }
 const TABLE: Readonly<Record<string, Mapped>> = {
   validationexception: { status: 400, type: 'invalid_request_error' },
   // Sent as a 400, but it is a quota: a client should wait, not fix its request.
   servicequotaexceededexception: { status: 429, type: 'rate_limit_error' },
-  accessdeniedexception: { status: 403, type: 'permission_error' },
-  resourcenotfoundexception: { status: 404, type: 'not_found_error' },
+  accessdeniedexception: { status: 403, type: 'permission_error', failover: true },
+  resourcenotfoundexception: { status: 404, type: 'not_found_error', failover: true },
   modeltimeoutexception: { status: 504, type: 'timeout_error' },
   throttlingexception: { status: 429, type: 'rate_limit_error' },
   modelnotreadyexception: { status: 503, type: 'overloaded_error' },
@@ -35,7 +37,10 @@ const CREDENTIALS = new Set([
   'invalidclienttokenid',
   'signaturedoesnotmatch',
 ]);
-/** AWS sends no Retry-After on throttling; the SDKs back off from about a second. */
+/**
+ * AWS sends no Retry-After on throttling; the SDKs back off from about a second. Not for
+ * ServiceQuotaExceededException: a daily or token quota does not come back in a second.
+ */
 const THROTTLE_RETRY_S = 1;
 
 export function exceptionName(response: UpstreamResponse): string {
@@ -49,6 +54,14 @@ export function exceptionName(response: UpstreamResponse): string {
   return '';
 }
 
+/**
+ * AWS's messages name the operator's account, role and session (`User: arn:aws:sts::123456789012:
+ * assumed-role/…`): callers of the gateway must not learn them. ARNs and account ids are masked.
+ */
+export function redacted(message: string): string {
+  return message.replace(/arn:aws[a-z-]*:[^\s,'"]+/g, 'arn:…').replace(/\b\d{12}\b/g, '…');
+}
+
 /** An HTTP refusal from Bedrock as the caller's error. */
 export function bedrockError(response: UpstreamResponse): PluginError {
   const name = exceptionName(response);
@@ -59,7 +72,7 @@ export function bedrockError(response: UpstreamResponse): PluginError {
   }
   const mapped = TABLE[key];
   if (!mapped) return { status: response.status, message: name ? `${name}: ${message}` : message };
-  return { ...mapped, message: `${name}: ${message}`, ...(mapped.status === 429 && { retryAfterSeconds: THROTTLE_RETRY_S }) };
+  return { ...mapped, message: `${name}: ${redacted(message)}`, ...(key === 'throttlingexception' && { retryAfterSeconds: THROTTLE_RETRY_S }) };
 }
 
 /** An exception inside a stream, as an Anthropic `error` event: the client gets it in-band, typed. */
@@ -71,5 +84,5 @@ export function errorEventOf(name: string, payload: string): SseEvent {
     message = payload.slice(0, 500);
   }
   const mapped = TABLE[name.toLowerCase()] ?? { type: 'api_error' };
-  return { event: 'error', data: JSON.stringify({ type: 'error', error: { type: mapped.type, message: `${name}: ${message || 'no detail'}` } }) };
+  return { event: 'error', data: JSON.stringify({ type: 'error', error: { type: mapped.type, message: `${name}: ${redacted(message) || 'no detail'}` } }) };
 }

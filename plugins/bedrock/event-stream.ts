@@ -45,15 +45,14 @@ const header = (message: Message, name: string): string | undefined => {
   return value?.type === 'string' ? value.value : undefined;
 };
 const text = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+/** An event's payload as text (JSON, for the formats Bedrock streams). */
+export const payloadText = text;
 
 /**
  * Event-stream messages → events named by `:event-type`, their payload the data. An `exception`
  * (after HTTP 200: throttling, a model error mid-stream) or an unmodelled `error` message becomes
  * an `error` event in the format's error shape, so the client gets it in-band with its type.
  */
-/** An event's payload as text (JSON, for the formats Bedrock streams). */
-export const payloadText = text;
-
 export class EventStreamDecoder {
   readonly #splitter = new MessageSplitter();
   readonly #messages: Message[] = [];
@@ -67,7 +66,17 @@ export class EventStreamDecoder {
   push(bytes: Uint8Array, out: SseEvent[]): void {
     const messages = this.#messages;
     messages.length = 0;
-    this.#splitter.push(bytes, messages);
+    try {
+      this.#splitter.push(bytes, messages);
+    } catch (err) {
+      // The messages before a corrupt one are good: they go out first, then the error.
+      this.#events(messages, out);
+      throw err;
+    }
+    this.#events(messages, out);
+  }
+
+  #events(messages: readonly Message[], out: SseEvent[]): void {
     for (const message of messages) {
       const kind = header(message, ':message-type');
       if (kind === 'event') {

@@ -61,8 +61,10 @@ export function invokeRequest(body: MessagesRequest, ctx: CallContext, base: str
   const adapted = adaptForPlatform(body as unknown as Record<string, unknown>, ctx.header('anthropic-beta'), rules, ctx.log);
   const invokeBody: Record<string, unknown> = { anthropic_version: BEDROCK_VERSION, ...(adapted.betas.length > 0 && { anthropic_beta: adapted.betas }), ...adapted.body };
   if (ctx.endpoint === 'count_tokens') {
-    // The Invoke body as Bedrock would take it: max_tokens is required there, and counts nothing.
-    const counted = { ...invokeBody, max_tokens: invokeBody['max_tokens'] ?? 1 };
+    // The Invoke body as Bedrock would take it: max_tokens is required there (and must exceed a
+    // thinking budget), and counts nothing.
+    const budget = (body.thinking as { budget_tokens?: unknown } | undefined)?.budget_tokens;
+    const counted = { ...invokeBody, max_tokens: invokeBody['max_tokens'] ?? (typeof budget === 'number' ? budget + 1 : 1) };
     const encoded = Buffer.from(JSON.stringify(counted)).toString('base64');
     return { url: `${base}/model/${modelSegment(foundationModel(model))}/count-tokens`, headers, body: { input: { invokeModel: { body: encoded } } } };
   }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
 
 /**
@@ -20,8 +21,9 @@ export class TokenSource {
   readonly #credentialsFile: string | undefined;
   #client: Promise<AuthClient> | undefined;
 
-  constructor(credentialsFile: string | undefined) {
-    this.#credentialsFile = credentialsFile;
+  /** `credentialsFile` relative to `configDir`, the YAML's folder, like every path in the config. */
+  constructor(credentialsFile: string | undefined, configDir: string) {
+    this.#credentialsFile = credentialsFile === undefined ? undefined : path.resolve(configDir, credentialsFile);
   }
 
   /** `authorization` (and `x-goog-user-project` where the credential says so) for one request. */
@@ -45,7 +47,9 @@ export class TokenSource {
     if (!client) return false;
     // Expired, so the next call refreshes (forced past the library's own cache); the refresh
     // token (a real one, or the placeholder service-account and metadata clients keep) stays.
-    client.credentials = { ...client.credentials, access_token: null, expiry_date: 1 };
+    // setCredentials, not an assignment: external-account (workload identity) clients keep their
+    // token apart and reset it there.
+    client.setCredentials({ ...client.credentials, access_token: null, expiry_date: 1 });
     return true;
   }
 
@@ -57,7 +61,9 @@ export class TokenSource {
     try {
       json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     } catch (err) {
-      throw new Error(`credentials_file ${file} could not be read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+      // Never the parser's message: it quotes the file, and the file holds a private key.
+      const reason = err instanceof SyntaxError ? 'it is not valid JSON' : err instanceof Error && 'code' in err ? String(err.code) : 'unreadable';
+      throw new Error(`credentials_file ${file} could not be read: ${reason}`);
     }
     if (json['type'] !== 'service_account') return new GoogleAuth({ scopes: [SCOPE], credentials: json }).getClient();
     const tokenUri = typeof json['token_uri'] === 'string' ? json['token_uri'] : GOOGLE_TOKEN_URL;
@@ -66,6 +72,8 @@ export class TokenSource {
       key: String(json['private_key']),
       ...(typeof json['private_key_id'] === 'string' && { keyId: json['private_key_id'] }),
       scopes: [SCOPE],
+      // The grant is addressed to the endpoint it is sent to (the library's default is Google's).
+      ...(tokenUri !== GOOGLE_TOKEN_URL && { additionalClaims: { aud: tokenUri } }),
     });
     if (tokenUri !== GOOGLE_TOKEN_URL) {
       client.transporter.interceptors.request.add({

@@ -5,6 +5,7 @@ import { SignatureStore } from '../gemini/signatures.ts';
 import { adaptForPlatform, type PlatformRules } from '../shared/anthropic-platform.ts';
 import { lowerCaseKeys } from '../shared/options.ts';
 import { TokenSource } from './auth.ts';
+import { vertexError } from './errors.ts';
 
 const vertexOptions = z.strictObject({
   project: z.string().min(1),
@@ -64,7 +65,7 @@ export default definePlugin<VertexOptions>({
     const { project, location } = provider.options;
     const base = `${provider.baseUrl ?? hostOf(location)}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/publishers`;
     const fixed = lowerCaseKeys(provider.options.headers);
-    const tokens = new TokenSource(provider.options.credentials_file);
+    const tokens = new TokenSource(provider.options.credentials_file, provider.configDir);
     const authorized = async (url: string, body: unknown, extra: Record<string, string> = {}): Promise<UpstreamRequest> => ({ url, headers: { ...fixed, ...extra, ...(await tokens.headers()) }, body });
     // A 401 is a token revoked or expired early: drop it and send the request once more.
     const retry = (response: UpstreamResponse): Promise<boolean> => (response.status === 401 ? tokens.invalidate() : Promise.resolve(false));
@@ -87,6 +88,7 @@ export default definePlugin<VertexOptions>({
       dialect: provider.options.default_max_tokens === undefined ? {} : { defaultMaxTokens: provider.options.default_max_tokens },
       request: claudeRequest,
       inputTokens: (answer) => Number(answer['input_tokens']),
+      error: vertexError,
       retry,
     };
     const signatures = new SignatureStore();
@@ -105,6 +107,7 @@ export default definePlugin<VertexOptions>({
         return authorized(`${url}:${ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, rest);
       },
       inputTokens: (answer) => Number(answer['totalTokens']),
+      error: vertexError,
       retry,
     };
     return { translateFor: (model) => (CLAUDE.test(model) ? claude : gemini) };

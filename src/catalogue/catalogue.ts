@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../config/types.ts';
-import type { LoadedProvider } from '../plugin-host/loader.ts';
+import { checkTranslator, type LoadedProvider } from '../plugin-host/loader.ts';
+import type { Translator } from '../plugin-host/api.ts';
 import { compilePrices, type Prices } from '../billing/pricing.ts';
 import { supportedParameters } from './parameters.ts';
 import { endpointsOf } from './endpoints.ts';
@@ -9,6 +10,18 @@ export interface CatalogueRoute {
   readonly provider: LoadedProvider;
   readonly model: string;
   readonly weight: number | null;
+  /** How the route translates: the plugin's `translate`, or what its `translateFor` picked for this model (issue #15). */
+  readonly translator: Translator | undefined;
+}
+
+/** A route's translator, asked of the plugin once, at start-up, and checked as `translate` is. */
+function translatorOf(provider: LoadedProvider, model: string, where: string): Translator | undefined {
+  const plugin = provider.plugin;
+  if (!plugin.translateFor) return plugin.translate;
+  const translator = plugin.translateFor(model);
+  const problem = translator === undefined ? null : checkTranslator(translator);
+  if (problem !== null) throw new Error(`${where}: provider "${provider.config.id}" returned an invalid translator for ${model}: translateFor()${problem}`);
+  return translator;
 }
 
 export interface CatalogueEntry {
@@ -31,11 +44,11 @@ export class Catalogue {
 
   constructor(models: readonly ModelConfig[], providers: ReadonlyMap<string, LoadedProvider>) {
     for (const model of models) {
-      const routes = model.routes.map((route) => {
+      const routes = model.routes.map((route, j) => {
         const provider = providers.get(route.provider);
         // Config validation guarantees every route names a provider; this guards the invariant.
         if (!provider) throw new Error(`model ${model.id}: provider ${route.provider} not loaded`);
-        return { provider, model: route.model, weight: route.weight };
+        return { provider, model: route.model, weight: route.weight, translator: translatorOf(provider, route.model, `model ${model.id}, routes[${j}]`) };
       });
       const endpoints = endpointsOf(model);
       this.#entries.set(model.id, {
@@ -44,7 +57,7 @@ export class Catalogue {
         routes,
         available: routes.filter((r) => r.provider.config.missingKeyVariables === null),
         // Chat Completions parameters: a model that serves no chat lists only what its YAML says.
-        parameters: endpoints.has('chat_completions') ? supportedParameters(model, routes[0]?.provider.plugin) : (model.supportedParameters ?? []),
+        parameters: endpoints.has('chat_completions') ? supportedParameters(model, routes[0]?.provider.plugin, routes[0]?.translator) : (model.supportedParameters ?? []),
         endpoints,
       });
     }

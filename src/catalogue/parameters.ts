@@ -1,7 +1,7 @@
 import type { ModelConfig } from '../config/types.ts';
 import { DEFAULT_CHAT_DIALECT, type ChatDialect } from '../formats/convert/dialect.ts';
 import { CHAT_PARAMETERS_VIA_MESSAGES } from '../formats/canonical/chat-request-decode.ts';
-import type { ProviderPlugin } from '../plugin-host/api.ts';
+import type { ProviderPlugin, Translator } from '../plugin-host/api.ts';
 
 /**
  * `supported_parameters` on GET /v1/models (issue #4): the Chat Completions request parameters a
@@ -10,20 +10,19 @@ import type { ProviderPlugin } from '../plugin-host/api.ts';
  *   1. the model's own `supported_parameters` in the YAML (the operator knows, e.g. that a
  *      reasoning model refuses `temperature`);
  *   2. the provider plugin's declared `parameters`;
- *   3. derived from how the first route serves Chat Completions: natively, a Chat upstream takes
+ *   3. derived from how the first route serves Chat Completions (`translate`: the route's translator): natively, a Chat upstream takes
  *      OpenAI's parameters plus its dialect's reasoning field; by translation, what the canonical
  *      form carries to the upstream's format.
  * A route that cannot serve Chat Completions at all lists nothing.
  */
-export function supportedParameters(model: ModelConfig, plugin: ProviderPlugin | undefined): readonly string[] {
+export function supportedParameters(model: ModelConfig, plugin: ProviderPlugin | undefined, translate: Translator | undefined): readonly string[] {
   if (model.supportedParameters !== null) return model.supportedParameters;
   if (plugin === undefined) return [];
   if (plugin.parameters !== undefined) return plugin.parameters;
   if (plugin.native?.endpoints.chat_completions !== undefined) {
-    const dialect = plugin.translate?.upstream === 'chat' ? { ...DEFAULT_CHAT_DIALECT, ...plugin.translate.dialect } : DEFAULT_CHAT_DIALECT;
+    const dialect = translate?.upstream === 'chat' ? { ...DEFAULT_CHAT_DIALECT, ...translate.dialect } : DEFAULT_CHAT_DIALECT;
     return chatUpstreamParameters(dialect);
   }
-  const translate = plugin.translate;
   if (translate !== undefined && translate.upstream !== 'chat' && translate.endpoints.includes('chat_completions')) {
     // The Responses API has no stop sequences and no top_k: those are refused or dropped on the way.
     return translate.upstream === 'responses' ? CHAT_PARAMETERS_VIA_MESSAGES.filter((p) => p !== 'stop' && p !== 'top_k') : CHAT_PARAMETERS_VIA_MESSAGES;

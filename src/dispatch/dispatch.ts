@@ -14,7 +14,7 @@ import { callContextOf, clientRequestOf } from './call-context.ts';
 import { sendResult } from './send-result.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
 import { serveTranslated } from './translate.ts';
-import { inputTokensOf } from '../http/input-tokens.ts';
+import { answerLocalCount } from './local-count.ts';
 import { formBody } from '../http/middleware/form-body.ts';
 
 export interface DispatchOptions {
@@ -42,28 +42,21 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
       }
     }
   }
-  // A route's translator, asked of the plugin once per route (translateFor: issue #15).
-  const translators = new WeakMap<CatalogueRoute, Translator | null>();
-  const translatorOf = (route: CatalogueRoute): Translator | undefined => {
-    let translator = translators.get(route);
-    if (translator === undefined) {
-      const plugin = route.provider.plugin;
-      translator = (plugin.translateFor ? plugin.translateFor(route.model) : plugin.translate) ?? null;
-      translators.set(route, translator);
-    }
-    return translator ?? undefined;
-  };
+  // By translation: a counting endpoint only where the upstream counts (`inputTokens`); elsewhere
+  // the local estimate answers it (plugin API 1.5).
+  const translates = (translator: Translator | undefined, endpoint: Endpoint): boolean =>
+    translator?.endpoints.includes(endpoint) === true && (!COUNTING.has(endpoint) || translator.inputTokens !== undefined || translator.upstream === 'messages');
   const canServe = (route: CatalogueRoute, endpoint: Endpoint): boolean =>
     nativeTargets.has(targetKey(route.provider.config.id, endpoint)) ||
-    translatorOf(route)?.endpoints.includes(endpoint) === true ||
+    translates(route.translator, endpoint) ||
     (route.provider.plugin.invoke !== undefined && (route.provider.plugin.invokes ?? TEXT_ENDPOINTS).includes(endpoint));
 
   const serve = (ctx: GatewayContext, route: CatalogueRoute, attempt: Attempt): Promise<AttemptResult> => {
     const endpoint = ctx.state.route?.endpoint ?? 'messages';
     const target = nativeTargets.get(targetKey(route.provider.config.id, endpoint));
     if (target) return options.passthrough.serve(ctx, target, attempt);
-    const translator = translatorOf(route);
-    if (translator?.endpoints.includes(endpoint)) return serveTranslated(ctx, translator, options.agents, options.log, attempt);
+    const translator = route.translator;
+    if (translator && translates(translator, endpoint)) return serveTranslated(ctx, translator, options.agents, options.log, attempt);
     return invokeInProcess(ctx, route, attempt, options.log);
   };
 
@@ -84,12 +77,8 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     const usable = usableFor(candidates, route.endpoint);
     if (usable.length === 0) {
       if (COUNTING.has(route.endpoint) && ctx.state.body) {
-        // No upstream can count: answer with the local estimate (README, "count_tokens"), in the
-        // endpoint's shape (Responses': responses-api.md §1).
-        ctx.state.outcome.kind = 'local';
-        ctx.set('x-junction-estimate', 'true');
-        const inputTokens = await inputTokensOf(ctx.state);
-        ctx.body = route.endpoint === 'count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens };
+        // No upstream can count: answer with the local estimate (README, "count_tokens").
+        await answerLocalCount(ctx);
         return;
       }
       throw ERR.formatUnsupported(route.model.id, route.provider.config.id, ctx.path);

@@ -12,6 +12,7 @@ import { decodeFrames } from '../sse/decode-frames.ts';
 import { decodeSse } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { pluginDecodeError } from '../formats/canonical/plugin-codec.ts';
+import { answerLocalCount } from './local-count.ts';
 import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
@@ -53,7 +54,9 @@ export async function serveTranslated(
     // A plugin's own format refusing what the caller sent (PluginRequestError) is the caller's 4xx.
     throw pluginRefusalOf(err) ?? err;
   }
-  const timers = new UpstreamTimers(attempt.timeouts);
+  // Each try gets its own timers (a retry's must watch its own request); the last one's go on
+  // watching the answer's body.
+  let timers = new UpstreamTimers(attempt.timeouts);
   const reasonOf = (err: unknown): GatewayError => {
     if (attempt.cancel.aborted) return attempt.cancel.reason instanceof GatewayError ? attempt.cancel.reason : ERR.clientClosed();
     if (timers.fired) return ERR.upstreamTimeout(provider, timers.fired.kind, timers.fired.ms);
@@ -65,14 +68,23 @@ export async function serveTranslated(
     body: plan.upstreamBody,
     call,
     agents,
-    timers,
+    timers: (first) => (first ? timers : (timers = new UpstreamTimers(attempt.timeouts))),
     provider,
     log,
     reasonOf,
     aborted: () => attempt.cancel.aborted,
     onStatus: (status) => (outcome.upstreamStatus = status),
   });
-  if (!('status' in sent)) return sent;
+  if (!('status' in sent)) {
+    // An upstream that could not count (a model or profile its count API does not take) leaves
+    // the client the local estimate, as a route that cannot count would: never an error for a count.
+    if (COUNTING.has(route.endpoint) && !attempt.cancel.aborted) {
+      log.warn({ req_id: requestId, provider, status: outcome.upstreamStatus }, 'upstream token count failed; answering with the local estimate');
+      await answerLocalCount(ctx);
+      return SERVED;
+    }
+    return sent;
+  }
   const response = sent;
 
   if (body['stream'] === true) {

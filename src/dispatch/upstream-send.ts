@@ -21,7 +21,8 @@ export interface SendInput {
   readonly body: Json;
   readonly call: CallContext;
   readonly agents: UpstreamAgents;
-  readonly timers: UpstreamTimers;
+  /** The timers for a try: the attempt's for the first, new ones for a retry (each watches its own request). */
+  timers(first: boolean): UpstreamTimers;
   readonly provider: string;
   readonly log: Logger;
   /** The error a broken request or body stands for (the client left, a timer fired). */
@@ -41,6 +42,7 @@ export interface SendInput {
 export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer | AttemptResult> {
   const { translator, call, provider, log } = input;
   for (let tries = 0; ; tries++) {
+    const timers = input.timers(tries === 0);
     let prepared;
     try {
       prepared = await prepare(translator, input.body, call);
@@ -54,21 +56,27 @@ export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer |
     }
     let response: UpstreamAnswer;
     try {
-      response = await postJson(input.agents, prepared.url, prepared.headers, prepared.body, call.signal, input.timers);
+      response = await postJson(input.agents, prepared.url, prepared.headers, prepared.body, call.signal, timers);
     } catch (err) {
       if (input.aborted()) return failed(failureOf(input.reasonOf(err)));
       log.warn({ req_id: call.requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
-      return failed(connectionFailure(provider, input.timers.fired));
+      return failed(connectionFailure(provider, timers.fired));
     }
     input.onStatus(response.status);
     if (response.status >= 200 && response.status < 300) return response;
-    const refusal = await readRefusal(response, () => input.timers.touch());
+    const refusal = await readRefusal(response, () => timers.touch());
+    // This try is over: its timers must not fire on the next one's behalf.
+    timers.clear();
     if (tries === 0 && translator.retry && (await translator.retry(refusal, call))) {
       log.info({ req_id: call.requestId, provider, status: response.status }, 'upstream refused the request; sending it once more, as the plugin asked');
       continue;
     }
-    const error = upstreamFailure(refusal, translator, call, provider, log);
+    const { error, nextRoute } = upstreamFailure(refusal, translator, call, provider, log);
+    // The plugin said this route cannot serve it and another may (credentials refused, a model not
+    // enabled in this region): the next route is tried, across clouds (issue #15).
+    if (nextRoute) return failed({ error, retry: 'next', retryAfterMs: null, routeFault: true });
     if (response.status === 401 || response.status === 402 || error.code === 'GW_ERR_UPSTREAM_AUTH') return failed(failureOf(error));
+    // The status the caller gets decides the retry: a plugin may map Bedrock's 400 quota error to 429.
     return failed(statusFailure(error.status, error, retryAfterMs((name) => error.headers[name] ?? response.header(name))));
   }
 }
@@ -108,21 +116,22 @@ async function readRefusal(response: UpstreamAnswer, onChunk: () => void): Promi
   return { status: response.status, header: response.header, body, text };
 }
 
-function upstreamFailure(refusal: Refusal, translator: Translator, call: CallContext, provider: string, log: Logger): GatewayError {
+function upstreamFailure(refusal: Refusal, translator: Translator, call: CallContext, provider: string, log: Logger): { error: GatewayError; nextRoute: boolean } {
   // As on native routes: the provider refusing the gateway's own key or credit is an operator's
   // problem, and its body may echo part of the key (reliability.md §4.3).
   const credentials = (): GatewayError => {
     log.error({ req_id: call.requestId, provider, status: refusal.status }, 'upstream rejected the provider API key');
     return ERR.upstreamRejectedCredentials(provider);
   };
-  if (refusal.status === 401) return credentials();
-  if (refusal.status === 402) return ERR.upstreamBilling(provider);
+  if (refusal.status === 401 && !translator.error) return { error: credentials(), nextRoute: false };
+  if (refusal.status === 402) return { error: ERR.upstreamBilling(provider), nextRoute: false };
   const headers = retryHeaders(refusal.header);
   if (translator.error) {
     const mapped = translator.error(refusal, call);
-    if (mapped.credentials) return credentials();
+    if (mapped.credentials) return { error: credentials(), nextRoute: true };
+    if (refusal.status === 401) return { error: credentials(), nextRoute: false };
     if (mapped.retryAfterSeconds !== undefined && headers['retry-after'] === undefined) headers['retry-after'] = String(Math.ceil(mapped.retryAfterSeconds));
-    return ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers);
+    return { error: ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers), nextRoute: mapped.failover === true };
   }
-  return errorFromBody(refusal.text, refusal.status, provider, headers);
+  return { error: errorFromBody(refusal.text, refusal.status, provider, headers), nextRoute: false };
 }

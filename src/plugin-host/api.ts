@@ -119,6 +119,8 @@ export interface ProviderContext<Options = Record<string, unknown>> {
   readonly apiKey: string | undefined;
   readonly options: Options;
   readonly log: PluginLogger;
+  /** The YAML file's folder (since 1.5.0): relative paths in options (a credentials file) are read from here. */
+  readonly configDir: string;
 }
 
 /** A provider instance. It must offer at least one capability. */
@@ -326,6 +328,11 @@ export interface PluginError {
   readonly credentials?: boolean;
   /** Seconds a caller should wait (since 1.5.0), sent as `retry-after` when the upstream sent none. */
   readonly retryAfterSeconds?: number;
+  /**
+   * This route cannot serve the request but another may (since 1.5.0): a model not enabled in
+   * this region, not deployed here. The model's next route is tried, as for a 5xx.
+   */
+  readonly failover?: boolean;
 }
 
 /** The request exactly as it will be sent, for a signature over its bytes (since 1.5.0). */
@@ -455,82 +462,9 @@ export interface PluginLogger {
   error(obj: object | string, msg?: string): void;
 }
 
-/**
- * The Standard Schema interface (standardschema.dev, v1), copied as its spec asks so that no
- * validation library is imposed on plugins.
- */
-export interface StandardSchemaV1<Input = unknown, Output = Input> {
-  readonly '~standard': {
-    readonly version: 1;
-    readonly vendor: string;
-    readonly validate: (
-      value: unknown,
-    ) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>;
-    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
-  };
-}
-
-export declare namespace StandardSchemaV1 {
-  type Result<Output> =
-    | { readonly value: Output; readonly issues?: undefined }
-    | { readonly issues: readonly Issue[] };
-  interface Issue {
-    readonly message: string;
-    readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
-  }
-}
-
-/**
- * Thrown from `create()` for a bad provider setting; start-up reports it at
- * `providers[i].<field>`.
- * @example
- * throw new ProviderConfigError('base_url', 'must not end in /v1');
- */
-export class ProviderConfigError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.name = 'ProviderConfigError';
-    this.field = field;
-  }
-}
-
-/**
- * Thrown from `invoke` to refuse a request the caller can fix (a 4xx): the client gets `status`
- * and `message` in its own format, naming `param`, and nothing is charged (since 1.2.0). Any
- * other error thrown from `invoke` is a 500 "plugin failed".
- * @example
- * throw new PluginRequestError(400, 'the demo speaks wav or pcm', 'response_format');
- */
-export class PluginRequestError extends Error {
-  readonly status: number;
-  readonly param: string | undefined;
-  constructor(status: number, message: string, param?: string) {
-    super(message);
-    this.name = 'PluginRequestError';
-    this.status = status;
-    this.param = param;
-  }
-}
-
-/**
- * Thrown from a format's decoders for a failure the upstream reported inside an answer or a
- * stream (a Gemini error chunk, a malformed function call) (since 1.5.0): the caller gets `status`
- * and `type` in its own format, in-band once its stream has started. Any other throw from a
- * decoder is a 502 "upstream sent something unreadable".
- * @example
- * throw new UpstreamError(429, 'Resource has been exhausted', 'rate_limit_error');
- */
-export class UpstreamError extends Error {
-  readonly status: number;
-  readonly type: string | undefined;
-  constructor(status: number, message: string, type?: string) {
-    super(message);
-    this.name = 'UpstreamError';
-    this.status = status;
-    this.type = type;
-  }
-}
+export type { StandardSchemaV1 } from './api-schema.ts';
+export { PluginRequestError, ProviderConfigError, UpstreamError } from './api-errors.ts';
+import type { StandardSchemaV1 } from './api-schema.ts';
 
 /**
  * Identity helper that gives a plugin module its types.

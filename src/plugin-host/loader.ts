@@ -91,6 +91,7 @@ async function loadOne(config: ProviderConfig, configDir: string, log: Logger): 
       apiKey: config.apiKey,
       options,
       log: pluginLog,
+      configDir,
     });
   } catch (err) {
     if (isProviderConfigError(err)) throw new PluginLoadError([`${config.yamlPath}.${err.field}: ${err.message}`]);
@@ -178,25 +179,39 @@ function checkProviderPlugin(value: unknown): string | null {
     }
   }
   if (translate !== undefined) {
-    if (!isRecord(translate) || !Array.isArray(translate['endpoints'])) return 'translate needs an endpoints array';
-    if (!['chat', 'messages', 'responses', 'custom'].includes(String(translate['upstream']))) {
-      return 'translate.upstream must be "chat", "messages", "responses" or "custom"';
-    }
-    if (translate['upstream'] === 'custom') {
-      const format = translate['format'];
-      const missing = ['encodeRequest', 'decodeAnswer', 'streamDecoder'].find((name) => !isRecord(format) || typeof format[name] !== 'function');
-      if (missing !== undefined) return `translate.format.${missing} must be a function (a "custom" upstream brings its format's codec)`;
-    }
-    for (const endpoint of translate['endpoints']) {
-      // Only the text endpoints have formats to translate between.
-      if (!TRANSLATABLE.includes(endpoint as Endpoint)) return `translate.endpoints has an unknown endpoint "${String(endpoint)}"`;
-    }
-    if (typeof translate['request'] !== 'function') return 'translate.request must be a function';
+    const problem = checkTranslator(translate);
+    if (problem !== null) return `translate${problem}`;
   }
   return null;
 }
 
 const TRANSLATABLE: readonly Endpoint[] = [...TEXT_ENDPOINTS, 'responses'];
+
+/**
+ * Returns null for a valid translator, else what is wrong with it, as a path below the
+ * translator (`.upstream must be …`). For `translate`, and for what `translateFor` returns
+ * (checked once per route at start-up, catalogue.ts).
+ */
+export function checkTranslator(translate: unknown): string | null {
+  if (!isRecord(translate) || !Array.isArray(translate['endpoints'])) return ' needs an endpoints array';
+  if (!['chat', 'messages', 'responses', 'custom'].includes(String(translate['upstream']))) {
+    return '.upstream must be "chat", "messages", "responses" or "custom"';
+  }
+  if (translate['upstream'] === 'custom') {
+    const format = translate['format'];
+    const missing = ['encodeRequest', 'decodeAnswer', 'streamDecoder'].find((name) => !isRecord(format) || typeof format[name] !== 'function');
+    if (missing !== undefined) return `.format.${missing} must be a function (a "custom" upstream brings its format's codec)`;
+  }
+  for (const endpoint of translate['endpoints']) {
+    // Only the text endpoints have formats to translate between.
+    if (!TRANSLATABLE.includes(endpoint as Endpoint)) return `.endpoints has an unknown endpoint "${String(endpoint)}"`;
+  }
+  if (typeof translate['request'] !== 'function') return '.request must be a function';
+  for (const hook of ['error', 'sign', 'retry', 'inputTokens']) {
+    if (translate[hook] !== undefined && typeof translate[hook] !== 'function') return `.${hook} must be a function`;
+  }
+  return null;
+}
 
 /**
  * Recognised by shape, not instanceof: a plugin installed as a package may carry its own copy of

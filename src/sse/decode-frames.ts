@@ -15,11 +15,13 @@ export async function* decodeFrames(
   onChunk?: () => void,
 ): AsyncGenerator<SseEvent> {
   let pending: SseEvent[] = [];
+  // The events a decoder gave before refusing a frame are good: they go out, then the error.
+  let corrupt: Error | undefined;
   const push = (chunk: Uint8Array): void => {
     try {
       decoder.push(chunk, pending);
     } catch (err) {
-      throw new Corrupt(onCorrupt(err));
+      corrupt = onCorrupt(err);
     }
   };
   try {
@@ -31,23 +33,17 @@ export async function* decodeFrames(
         pending = [];
         yield* ready;
       }
+      if (corrupt) break;
     }
   } catch (err) {
-    throw err instanceof Corrupt ? err.error : onBrokenSource(err);
+    throw onBrokenSource(err);
   }
+  if (corrupt) throw corrupt;
   try {
     decoder.end(pending);
   } catch (err) {
-    throw onCorrupt(err);
+    corrupt = onCorrupt(err);
   }
   yield* pending;
-}
-
-/** Tells a refused frame from a broken source inside the loop. */
-class Corrupt extends Error {
-  readonly error: Error;
-  constructor(error: Error) {
-    super(error.message);
-    this.error = error;
-  }
+  if (corrupt) throw corrupt;
 }

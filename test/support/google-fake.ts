@@ -52,7 +52,7 @@ export class GoogleTokenFake {
     const now = Math.floor(Date.now() / 1000);
     if (c['iss'] !== this.email) return googleError(400, 'invalid_grant', 'Invalid issuer');
     if (!String(c['scope']).split(' ').includes('https://www.googleapis.com/auth/cloud-platform')) return googleError(400, 'invalid_scope', 'scope missing');
-    if (c['aud'] !== GOOGLE_TOKEN_URL && c['aud'] !== tokenUri) return googleError(400, 'invalid_grant', 'Invalid JWT: audience');
+    if (c['aud'] !== tokenUri) return googleError(400, 'invalid_grant', 'Invalid JWT: audience');
     if (typeof c['exp'] !== 'number' || typeof c['iat'] !== 'number' || c['exp'] - c['iat'] > 3600 || c['exp'] < now) return googleError(400, 'invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes)');
     if (this.refuse) return googleError(400, 'invalid_grant', 'Invalid grant: account not found');
     return this.#issue();

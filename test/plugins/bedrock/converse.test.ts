@@ -154,6 +154,8 @@ describe('bedrock plugin: other models through Converse', () => {
     env.upstream.script(converse(`${PATH}/converse-stream`, () => eventStream(frames)));
     const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${KEYS.alice}` }, body: { model: 'nova', stream: true, messages: [{ role: 'user', content: 'Hi' }] } });
     expect(res.text).to.include('modelStreamErrorException').and.include('The model failed mid-way.');
+    // Mapped as Bedrock's table says: a model error is the upstream's (502, api_error).
+    expect(res.text).to.match(/"type":"api_error"|"code":"api_error"|upstream/);
     expect(res.text).not.to.include('"finish_reason":"stop"');
   });
 

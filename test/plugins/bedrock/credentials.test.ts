@@ -69,10 +69,10 @@ describe('bedrock plugin: credentials that expire, from the AWS credential chain
     expect(runs('long')).to.equal(1);
   });
 
-  it('a minute left: fetched again before they expire, in the background, while the current ones still sign', async () => {
+  it('a minute left: fetched again on the next use, before they expire', async () => {
     expect(await ask('claude-short')).to.equal(200);
     expect(runs('short')).to.equal(1);
-    // Within five minutes of expiry: the next use starts a refresh (the SDK's memoized chain).
+    // Within five minutes of expiry: the next use refreshes them (the SDK's memoized chain).
     expect(await ask('claude-short')).to.equal(200);
     await ran('short', 2);
     expect(runs('short')).to.equal(2);

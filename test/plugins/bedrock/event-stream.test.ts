@@ -35,8 +35,10 @@ describe('bedrock event-stream decoder', () => {
 
   it('a corrupt payload fails its checksum', () => {
     const bad = Buffer.from(bytes);
-    bad.writeUInt8(bad.readUInt8(40) ^ 1, 40);
-    expect(() => decode([bad])).to.throw(/checksum/i);
+    // The first message's payload starts after its 12-byte prelude and its headers.
+    const at = 12 + bad.readUInt32BE(4) + 5;
+    bad.writeUInt8(bad.readUInt8(at) ^ 1, at);
+    expect(() => decode([bad])).to.throw(/message checksum/i);
   });
 
   it('a length no message has is refused at once, not waited for', () => {
