@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import type { Message } from '@smithy/types';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
@@ -25,6 +26,9 @@ export class MessageSplitter {
   push(bytes: Uint8Array, out: Message[]): void {
     let buffer = this.#buffer.length === 0 ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.concat([this.#buffer, bytes]);
     while (buffer.length >= PRELUDE) {
+      // The prelude's own checksum, checked as soon as it is here (the codec checks it again with
+      // the rest): a corrupt length must fail now, not wait for bytes that never come.
+      if (crc32(buffer.subarray(0, 8)) !== buffer.readUInt32BE(8)) throw new Error('Prelude checksum mismatch in the event stream');
       const total = buffer.readUInt32BE(0);
       if (total < MIN_MESSAGE || total > MAX_MESSAGE) throw new Error(`an event-stream message claims ${total} bytes`);
       if (buffer.length < total) break;

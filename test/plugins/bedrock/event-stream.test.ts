@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import type { SseEvent } from '../../../src/plugin-host/api.ts';
-import { EventStreamDecoder, payloadText } from '../../../plugins/bedrock/event-stream.ts';
+import { EventStreamDecoder, MessageSplitter, payloadText } from '../../../plugins/bedrock/event-stream.ts';
 import { chunk, frame } from '../../support/aws-fake.ts';
 
 /**
@@ -44,10 +46,49 @@ describe('bedrock event-stream decoder', () => {
   it('a length no message has is refused at once, not waited for', () => {
     const huge = Buffer.alloc(16);
     huge.writeUInt32BE(0x7fffffff, 0);
+    // A prelude whose own checksum is right: only its length is wrong.
+    huge.writeUInt32BE(crc32(huge.subarray(0, 8)), 8);
     expect(() => decode([huge])).to.throw(/claims/);
+    // And a corrupt prelude is refused from its first 12 bytes, whatever length it claims.
+    expect(() => decode([Buffer.from('0000ffff0000000000000000', 'hex')])).to.throw(/prelude checksum/i);
   });
 
   it('a stream that ends inside a message is an error', () => {
     expect(() => decode([bytes.subarray(0, bytes.length - 3)])).to.throw(/ended inside a message/);
+  });
+
+  describe('the AWS event-stream test vectors', () => {
+    interface Vectors {
+      positive: Record<string, { encoded: string; decoded: { headers: { name: string; type: number; value: unknown }[]; payload: string } }>;
+      negative: Record<string, { encoded: string; decoded: string }>;
+    }
+    const vectors = JSON.parse(readFileSync(new URL('../../fixtures/aws/eventstream-vectors.json', import.meta.url), 'utf8')) as Vectors;
+    const split = (pieces: readonly Buffer[]) => {
+      const out: import('@smithy/types').Message[] = [];
+      const splitter = new MessageSplitter();
+      for (const piece of pieces) splitter.push(piece, out);
+      splitter.end();
+      return out;
+    };
+    for (const [name, { encoded, decoded }] of Object.entries(vectors.positive)) {
+      it(`${name}: decoded whole and cut at every offset`, () => {
+        const bytes = Buffer.from(encoded, 'hex');
+        for (let at = 0; at <= bytes.length; at++) {
+          const [message, ...rest] = split(at === 0 || at === bytes.length ? [bytes] : [bytes.subarray(0, at), bytes.subarray(at)]);
+          expect(rest, `cut at ${at}`).to.have.length(0);
+          expect(Buffer.from(message!.body).toString('base64')).to.equal(decoded.payload);
+          expect(Object.keys(message!.headers)).to.deep.equal(decoded.headers.map((h) => h.name));
+          for (const header of decoded.headers.filter((h) => h.type === 7)) {
+            expect(message!.headers[header.name]).to.deep.equal({ type: 'string', value: Buffer.from(String(header.value), 'base64').toString('utf8') });
+          }
+        }
+      });
+    }
+    for (const [name, { encoded, decoded }] of Object.entries(vectors.negative)) {
+      it(`${name}: refused (${decoded})`, () => {
+        const kind = decoded.startsWith('Prelude') ? /prelude/i : /message checksum|checksum/i;
+        expect(() => split([Buffer.from(encoded, 'hex')])).to.throw(kind);
+      });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
 import { call, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
@@ -90,6 +91,17 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
     await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Again' }] });
     expect(google.fetches - fetchesBefore).to.equal(1);
     expect(env.upstream.requests.filter((r) => r.url === '/token')).to.have.length(1);
+  });
+
+  it('Claude Code\'s real request and betas through Vertex: only the betas Vertex takes, in the header', async () => {
+    const request = JSON.parse(readFileSync(new URL('../../fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8')) as Json;
+    const recorded = JSON.parse(readFileSync(new URL('../../fixtures/claude-code/claude-code-request.headers.json', import.meta.url), 'utf8')) as { headers: Record<string, string> };
+    env.upstream.script(vertex({ [`${CLAUDE}:streamRawPredict`]: (req) => claudeRefusal(req) ?? { headers: { 'content-type': 'text/event-stream' }, sse: FIXTURES.anthropicTextSse() } }));
+    const res = await call(`${env.gw.url}/v1/messages?beta=true`, { headers: { ...MESSAGES_HEADERS, 'anthropic-beta': recorded.headers['anthropic-beta']! }, body: { ...request, model: 'claude-vertex' } });
+    expect(res.status).to.equal(200);
+    expect(res.text).to.include('event: message_stop');
+    expect(env.upstream.last().headers['anthropic-beta']).to.equal('context-1m-2025-08-07,interleaved-thinking-2025-05-14,context-management-2025-06-27');
+    expect((env.upstream.last().json()['messages'] as unknown[]).length).to.equal((request['messages'] as unknown[]).length);
   });
 
   it('count_tokens through Vertex\'s count-tokens, with the model in the body', async () => {
