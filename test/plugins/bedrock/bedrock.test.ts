@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { AWS_ENV, AWS_TEST_CREDENTIALS, awsError, chunk, cutEvery, eventStream, frame, sigV4Refusal, sseEvents, useAwsEnv } from '../../support/aws-fake.ts';
 import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
-import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway } from '../../support/gateway.ts';
 
 const post = (gateway: string, path: string, headers: Readonly<Record<string, string>>, body: unknown): ReturnType<typeof call> => call(`${gateway}${path}`, { headers: { ...headers }, body });
 
@@ -77,17 +77,12 @@ const weather: Anthropic.Tool = { name: 'weather', description: 'The weather', i
 describe('bedrock plugin: Claude through InvokeModel', () => {
   useAwsEnv();
   const env = useUpstreamAndGateway(config);
-  let anthropic: Anthropic;
-  let openai: OpenAI;
-  before(() => {
-    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
-    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
-  });
+  const sdk = useSdkClients(env);
   afterEach(() => (skewMs = 0));
 
   it('a whole answer: signed with the session token, the body adapted (version in, model and stream out), the answer as Anthropic sent it, billed', async () => {
     env.upstream.script(bedrock(`${PATH}/invoke`, () => ({ headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json })));
-    const message = await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 100, messages: [{ role: 'user', content: 'Hello' }] });
+    const message = await sdk.anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 100, messages: [{ role: 'user', content: 'Hello' }] });
     expect(message.content[0]).to.deep.include({ type: 'text' });
     const sent = env.upstream.last();
     expect(sent.url).to.equal(`${PATH}/invoke`).and.include('%3A0');
@@ -108,7 +103,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
   it('a stream of thinking, a signature and a tool call, in frames cut every 7 bytes: the SDK\'s accumulator gets exactly what Anthropic would send', async () => {
     const bytes = Buffer.concat(withMetrics(thinkingToolEvents).map(chunk));
     env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(bytes, 7))));
-    const stream = anthropic.messages.stream({ model: 'claude-bedrock', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 512 }, tools: [weather], messages: [{ role: 'user', content: 'Weather in Florence?' }] });
+    const stream = sdk.anthropic.messages.stream({ model: 'claude-bedrock', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 512 }, tools: [weather], messages: [{ role: 'user', content: 'Weather in Florence?' }] });
     const raw: string[] = [];
     stream.on('streamEvent', (event) => raw.push(JSON.stringify(event)));
     const final = await stream.finalMessage();
@@ -128,7 +123,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
     const bytes = Buffer.concat(events.map(chunk));
     for (const cut of [1, 3, 64, bytes.length]) {
       env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(bytes, cut))));
-      const final = await anthropic.messages.stream({ model: 'claude-bedrock', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+      const final = await sdk.anthropic.messages.stream({ model: 'claude-bedrock', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
       expect(final.content[0]?.type === 'text' && final.content[0].text.length).to.be.greaterThan(0);
     }
   });
@@ -160,7 +155,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
       invokeBody = JSON.parse(Buffer.from(String(((req.json()['input'] as Json)['invokeModel'] as Json)['body']), 'base64').toString('utf8')) as Json;
       return bodyRefusal(invokeBody) ?? { headers: { 'content-type': 'application/json' }, body: { inputTokens: 1234 } };
     });
-    const count = await anthropic.messages.countTokens({ model: 'claude-bedrock', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] });
+    const count = await sdk.anthropic.messages.countTokens({ model: 'claude-bedrock', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] });
     expect(count.input_tokens).to.equal(1234);
     expect(invokeBody).to.deep.include({ anthropic_version: 'bedrock-2023-05-31', system: 'Be brief.', max_tokens: 1 });
   });
@@ -168,7 +163,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
   it('an OpenAI SDK client streams from Claude on Bedrock, translated, with usage', async () => {
     const events = sseEvents(FIXTURES.anthropicTextSse());
     env.upstream.script(bedrock(`${PATH}/invoke-with-response-stream`, () => eventStream(cutEvery(Buffer.concat(events.map(chunk)), 50))));
-    const stream = await openai.chat.completions.create({ model: 'claude-bedrock', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] });
+    const stream = await sdk.openai.chat.completions.create({ model: 'claude-bedrock', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const part of stream) {
@@ -212,18 +207,18 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
 
   it('a Bedrock API key goes as a bearer token, and nothing is signed', async () => {
     env.upstream.script((req) => (req.headers['authorization'] === 'Bearer ABSKbedrock-api-key-0123' && req.headers['x-amz-date'] === undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json } : awsError(403, 'UnrecognizedClientException', 'bad key')));
-    const message = await anthropic.messages.create({ model: 'claude-bedrock-key', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    const message = await sdk.anthropic.messages.create({ model: 'claude-bedrock-key', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     expect(message.type).to.equal('message');
   });
 
   it('a clock five minutes off: refused for its time, signed again with the clock corrected from Date, once', async () => {
     skewMs = 20 * 60_000;
     env.upstream.script(bedrock(`${PATH}/invoke`, () => ({ headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json })));
-    const message = await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    const message = await sdk.anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     expect(message.type).to.equal('message');
     expect(env.upstream.requests).to.have.length(2);
     // Later requests are signed with the corrected clock from the start.
-    await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    await sdk.anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     expect(env.upstream.requests).to.have.length(3);
   });
 
@@ -273,7 +268,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
     ] as const) {
       it(`${what}: the next route, another cloud, serves it`, async () => {
         env.upstream.script((req) => (req.url.startsWith('/v1/') ? undefined : reply));
-        const message = await anthropic.messages.create({ model: 'claude-failover', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+        const message = await sdk.anthropic.messages.create({ model: 'claude-failover', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
         expect(message.type).to.equal('message');
         expect(env.upstream.requests.map((r) => r.url.split('/')[1])).to.deep.equal(['model', 'v1']);
       });
@@ -295,7 +290,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
 
     it('a model down before the first byte fails over to the Anthropic route', async () => {
       env.upstream.script(async (req) => (req.url.startsWith('/v1/') ? undefined : ((await sigV4Refusal(req, REGION)) ?? awsError(503, 'ServiceUnavailableException', 'Service unavailable.'))));
-      const message = await anthropic.messages.create({ model: 'claude-failover', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+      const message = await sdk.anthropic.messages.create({ model: 'claude-failover', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
       expect(message.type).to.equal('message');
       expect(env.upstream.requests.map((r) => r.url.split('/')[1])).to.deep.equal(['model', 'v1']);
       expect(env.upstream.last().headers['x-api-key']).to.equal('sk-ant-direct');

@@ -1,11 +1,10 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAI } from '@ai-sdk/openai';
 import { streamText } from 'ai';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { awsError, cutEvery, eventStream, frame, sigV4Refusal, useAwsEnv } from '../../support/aws-fake.ts';
 import type { RecordedRequest, Reply } from '../../support/fake-upstream.ts';
-import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway } from '../../support/gateway.ts';
 
 /**
  * The `bedrock` plugin's Converse path (issue #15; providers.md §1.3) for models other than
@@ -71,17 +70,12 @@ models:
 describe('bedrock plugin: other models through Converse', () => {
   useAwsEnv();
   const env = useUpstreamAndGateway(config);
-  let openai: OpenAI;
-  let anthropic: Anthropic;
-  before(() => {
-    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
-    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
-  });
+  const sdk = useSdkClients(env);
 
   it('an OpenAI SDK tool loop: tools as toolSpecs, the call and its result tied by id, temperature kept in range, billed', async () => {
     const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get.weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
     env.upstream.script(converse(`${PATH}/converse`, () => answer([{ text: 'Checking.' }, { toolUse: { toolUseId: 'tooluse_abc123', name: 'get_weather', input: { city: 'Oslo' } } }], 'tool_use')));
-    const first = await openai.chat.completions.create({ model: 'nova', temperature: 1.5, tools, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Oslo?' }] });
+    const first = await sdk.openai.chat.completions.create({ model: 'nova', temperature: 1.5, tools, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Oslo?' }] });
     const toolCall = first.choices[0]?.message.tool_calls?.[0];
     expect(first.choices[0]?.finish_reason).to.equal('tool_calls');
     expect(toolCall?.type === 'function' && toolCall.function).to.deep.equal({ name: 'get.weather', arguments: '{"city":"Oslo"}' });
@@ -89,7 +83,7 @@ describe('bedrock plugin: other models through Converse', () => {
     expect(sent['system']).to.deep.equal([{ text: 'Be brief.' }]);
     expect(sent['inferenceConfig']).to.deep.include({ temperature: 1 });
     env.upstream.script(converse(`${PATH}/converse`, () => answer([{ text: 'Sunny, 18 C.' }], 'end_turn')));
-    const second = await openai.chat.completions.create({
+    const second = await sdk.openai.chat.completions.create({
       model: 'nova',
       tools,
       messages: [{ role: 'user', content: 'Weather in Oslo?' }, first.choices[0]!.message, { role: 'tool', tool_call_id: toolCall!.id, content: '18 C, sunny' }],
@@ -116,7 +110,7 @@ describe('bedrock plugin: other models through Converse', () => {
     ]);
     env.upstream.script(converse(`${PATH}/converse-stream`, () => eventStream(cutEvery(frames, 5))));
     const res = await call(`${env.gw.url}/v1/messages`, { headers: { ...MESSAGES_HEADERS }, body: { model: 'nova', max_tokens: 100, stream: true, tools: [{ name: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }], messages: [{ role: 'user', content: 'Weather?' }] } });
-    const final = await anthropic.messages.stream({ model: 'nova', max_tokens: 100, tools: [{ name: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }], messages: [{ role: 'user', content: 'Weather?' }] }).finalMessage();
+    const final = await sdk.anthropic.messages.stream({ model: 'nova', max_tokens: 100, tools: [{ name: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }], messages: [{ role: 'user', content: 'Weather?' }] }).finalMessage();
     expect(final.content).to.have.length(2);
     expect(final.content[0]).to.deep.include({ type: 'text', text: 'Let me check.' });
     expect(final.content[1]).to.deep.include({ type: 'tool_use', id: 'tooluse_x1', name: 'weather', input: { city: 'Oslo' } });
@@ -140,7 +134,7 @@ describe('bedrock plugin: other models through Converse', () => {
 
   it('structured output: the schema as a forced tool, its input the answer\'s text', async () => {
     env.upstream.script(converse(`${PATH}/converse`, () => answer([{ toolUse: { toolUseId: 'tooluse_j', name: 'json_response', input: { city: 'Oslo', temp: 18 } } }], 'tool_use')));
-    const completion = await openai.chat.completions.create({ model: 'nova', messages: [{ role: 'user', content: 'Weather as JSON' }], response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object', properties: { city: { type: 'string' }, temp: { type: 'number' } } } } } });
+    const completion = await sdk.openai.chat.completions.create({ model: 'nova', messages: [{ role: 'user', content: 'Weather as JSON' }], response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object', properties: { city: { type: 'string' }, temp: { type: 'number' } } } } } });
     expect(JSON.parse(completion.choices[0]!.message.content!)).to.deep.equal({ city: 'Oslo', temp: 18 });
     expect(completion.choices[0]?.finish_reason).to.equal('stop');
     expect((env.upstream.last().json()['toolConfig'] as Json)['toolChoice']).to.deep.equal({ tool: { name: 'json_response' } });
@@ -148,7 +142,7 @@ describe('bedrock plugin: other models through Converse', () => {
 
   it('a guardrail stopping the answer is a refusal, and an exception mid-stream an in-band error with its type', async () => {
     env.upstream.script(converse(`${PATH}/converse`, () => answer([{ text: 'Sorry, I cannot help with that.' }], 'guardrail_intervened')));
-    const message = await anthropic.messages.create({ model: 'nova', max_tokens: 50, messages: [{ role: 'user', content: 'Something' }] });
+    const message = await sdk.anthropic.messages.create({ model: 'nova', max_tokens: 50, messages: [{ role: 'user', content: 'Something' }] });
     expect(message.stop_reason).to.equal('refusal');
     const frames = [event('messageStart', { role: 'assistant' }), event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hel' } }), frame('modelStreamErrorException', { message: 'The model failed mid-way.', originalStatusCode: 500 }, 'exception')];
     env.upstream.script(converse(`${PATH}/converse-stream`, () => eventStream(frames)));

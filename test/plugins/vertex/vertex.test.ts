@@ -1,9 +1,7 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import OpenAI from 'openai';
 import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
-import { call, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway } from '../../support/gateway.ts';
 import { GoogleTokenFake } from '../../support/google-fake.ts';
 
 /**
@@ -58,12 +56,7 @@ models:
 
 describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a service account', () => {
   const env = useUpstreamAndGateway(config);
-  let anthropic: Anthropic;
-  let openai: OpenAI;
-  before(() => {
-    anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
-    openai = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: KEYS.alice, maxRetries: 0 });
-  });
+  const sdk = useSdkClients(env);
   afterEach(() => {
     google.expiresIn = 3600;
     google.refuse = false;
@@ -77,18 +70,18 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
         [`${CLAUDE}:streamRawPredict`]: (req) => claudeRefusal(req) ?? { headers: { 'content-type': 'text/event-stream' }, sse: FIXTURES.anthropicToolSse() },
       }),
     );
-    const whole = await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
+    const whole = await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
     expect(whole.content[0]?.type).to.equal('text');
     const sent = env.upstream.last();
     expect(sent.json()).to.deep.include({ anthropic_version: 'vertex-2023-10-16', max_tokens: 100 });
     expect(sent.json()).not.to.have.property('model');
-    const streamed = await anthropic.messages
+    const streamed = await sdk.anthropic.messages
       .stream({ model: 'claude-vertex', max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 512 }, messages: [{ role: 'user', content: 'Weather?' }] }, { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14,prompt-caching-scope-2026-01-05,effort-2025-11-24' } })
       .finalMessage();
     expect(streamed.content.map((b) => b.type)).to.deep.equal(['thinking', 'text', 'tool_use']);
     expect(env.upstream.last().headers['anthropic-beta']).to.equal('interleaved-thinking-2025-05-14');
     expect(env.upstream.last().json()['stream']).to.equal(true);
-    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Again' }] });
+    await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: 'Again' }] });
     expect(google.fetches - fetchesBefore).to.equal(1);
     expect(env.upstream.requests.filter((r) => r.url === '/token')).to.have.length(1);
   });
@@ -106,13 +99,13 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
 
   it('count_tokens through Vertex\'s count-tokens, with the model in the body', async () => {
     env.upstream.script(vertex({ [`${PUBLISHERS}/anthropic/models/count-tokens:rawPredict`]: (req) => claudeRefusal(req, true) ?? (req.json()['model'] === 'claude-sonnet-4-5@20250929' ? { headers: json, body: { input_tokens: 77 } } : invalid('model missing')) }));
-    const count = await anthropic.messages.countTokens({ model: 'claude-vertex', messages: [{ role: 'user', content: 'Hello' }] });
+    const count = await sdk.anthropic.messages.countTokens({ model: 'claude-vertex', messages: [{ role: 'user', content: 'Hello' }] });
     expect(count.input_tokens).to.equal(77);
   });
 
   it('count_tokens on a Gemini model: Vertex\'s countTokens with contents and system at the top', async () => {
     env.upstream.script(vertex({ [`${PUBLISHERS}/google/models/gemini-2.5-pro:countTokens`]: (req) => (Array.isArray(req.json()['contents']) && req.json()['systemInstruction'] ? { headers: json, body: { totalTokens: 55 } } : invalid('contents required')) }));
-    const count = await anthropic.messages.countTokens({ model: 'gemini-vertex', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] });
+    const count = await sdk.anthropic.messages.countTokens({ model: 'gemini-vertex', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }] });
     expect(count.input_tokens).to.equal(55);
   });
 
@@ -124,10 +117,10 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
         [`${PUBLISHERS}/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse`]: () => ({ headers: { 'content-type': 'text/event-stream' }, sse: `data: ${JSON.stringify(gemini('Hello '))}\r\n\r\ndata: ${JSON.stringify(gemini('again.', 'STOP'))}\r\n\r\n` }),
       }),
     );
-    const whole = await openai.chat.completions.create({ model: 'gemini-vertex', messages: [{ role: 'user', content: 'Hi' }] });
+    const whole = await sdk.openai.chat.completions.create({ model: 'gemini-vertex', messages: [{ role: 'user', content: 'Hi' }] });
     expect(whole.choices[0]?.message.content).to.equal('Hello from Vertex.');
     expect(whole.usage?.prompt_tokens).to.equal(9);
-    const stream = await openai.chat.completions.create({ model: 'gemini-vertex', stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    const stream = await sdk.openai.chat.completions.create({ model: 'gemini-vertex', stream: true, messages: [{ role: 'user', content: 'Hi' }] });
     let text = '';
     for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
     expect(text).to.equal('Hello again.');
@@ -135,12 +128,12 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
 
   it('a token revoked early: the 401 drops it, a new one is fetched and the request sent once more', async () => {
     env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
-    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     google.revokeAll();
     const before = google.fetches;
     env.upstream.reset();
     env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
-    const message = await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    const message = await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     expect(message.type).to.equal('message');
     expect(google.fetches - before).to.equal(1);
     expect(env.upstream.requests.map((r) => r.url.split(':')[1] ?? r.url)).to.deep.equal(['rawPredict', '/token', 'rawPredict']);
@@ -150,10 +143,10 @@ describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a servi
     google.revokeAll();
     google.expiresIn = 120; // inside the library's five-minute early-refresh window
     env.upstream.script(vertex({ [`${CLAUDE}:rawPredict`]: () => ({ headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json }) }));
-    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     const before = google.fetches;
     const sent = env.upstream.requests.length;
-    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     expect(google.fetches - before).to.equal(1);
     // Fetched before the request, not after a refusal: a token request, then one API request.
     expect(env.upstream.requests.slice(sent).map((r) => r.url.split(':')[1] ?? r.url)).to.deep.equal(['/token', 'rawPredict']);
@@ -193,6 +186,7 @@ models:
   - { id: claude-vertex, routes: [{ provider: vertex, model: "claude-sonnet-4-5@20250929" }], pricing: { input: 3, output: 15 } }
 `;
   });
+  const sdk = useSdkClients(env);
   after(() => {
     for (const name of ADC_ENV) {
       if (saved[name] === undefined) delete process.env[name];
@@ -202,8 +196,7 @@ models:
 
   it('gets its token from the metadata server, once for many requests', async () => {
     env.upstream.script((req) => adc.metadataToken(req) ?? adc.refusal(req) ?? (req.url === `${CLAUDE}:rawPredict` ? { headers: json, body: JSON.parse(FIXTURES.anthropicText()) as Json } : undefined));
-    const anthropic = new Anthropic({ baseURL: env.gw.url, apiKey: KEYS.alice, maxRetries: 0 });
-    for (let i = 0; i < 3; i++) expect((await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })).type).to.equal('message');
+    for (let i = 0; i < 3; i++) expect((await sdk.anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })).type).to.equal('message');
     expect(adc.fetches).to.equal(1);
     expect(env.upstream.requests.filter((r) => r.url.includes('rawPredict'))).to.have.length(3);
   });
