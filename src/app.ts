@@ -32,6 +32,8 @@ import { createVersionCheck } from './http/middleware/version.ts';
 import { createGetModel, createListModels } from './http/routes/models.ts';
 import { createBalance, createGeneration } from './http/routes/billing.ts';
 import { createAdminRouter } from './http/routes/admin.ts';
+import { createMetricsRoute } from './http/routes/metrics.ts';
+import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { createResponsesRouter } from './http/routes/responses.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
@@ -76,6 +78,8 @@ export interface AppParts {
   readonly limiter?: RateLimiter;
   /** Retry waits and breaker cool-downs. */
   readonly clock: Clock;
+  /** Prometheus metrics, unless `server.metrics: off` (issue #16). */
+  readonly metrics?: GatewayMetrics;
 }
 
 /** The Koa app: the whole middleware order, readable in one place. */
@@ -139,6 +143,9 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   router.get('/v1/models/:id', auth, createGetModel(parts.catalogue));
   router.get('/v1/balance', auth, createBalance(parts.store, parts.settlements, parts.holds));
   router.get('/v1/generations/:id', auth, createGeneration(parts.store, parts.settlements));
+  if (parts.metrics && parts.config.server.metrics !== 'off') {
+    router.get('/metrics', createMetricsRoute(parts.metrics, parts.config.server.metrics, parts.config.auth.adminKeySha256));
+  }
   router.get('/healthz', async (ctx) => {
     // A balancer polling readiness stops sending new work as soon as the drain begins.
     if (parts.lifecycle.draining) ctx.status = 503;

@@ -202,6 +202,13 @@ export const ERR = {
       param: 'model',
       chatCode: 'model_not_found',
     }),
+  metricsClosed: () =>
+    new GatewayError({
+      status: 403,
+      code: 'GW_ERR_METRICS_CLOSED',
+      type: 'permission_error',
+      message: 'GET /metrics needs the admin key, and none is configured: set auth.admin_key, or server.metrics: public',
+    }),
   adminNotFound: (message: string) => new GatewayError({ status: 404, code: 'GW_ERR_ADMIN_NOT_FOUND', message }),
   generationNotFound: (id: string) =>
     new GatewayError({ status: 404, code: 'GW_ERR_GENERATION_NOT_FOUND', message: `no generation "${id}" for this key` }),

@@ -19,6 +19,7 @@ import { loadProviders, type LoadedProvider } from './plugin-host/loader.ts';
 import { UpstreamAgents } from './proxy/agents.ts';
 import { Passthrough } from './proxy/passthrough.ts';
 import { LogUsageSink, type UsageSink } from './usage/sink.ts';
+import { GatewayMetrics, TeeSink } from './metrics/gateway-metrics.ts';
 import { ERR } from './errors.ts';
 import { Breakers } from './routing/breaker.ts';
 import { InFlight } from './routing/in-flight.ts';
@@ -110,6 +111,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const passthrough = new Passthrough(log, agents);
   const inFlight = new InFlight();
   const lifecycle = { draining: false };
+  const metrics = config.server.metrics === 'off' ? undefined : new GatewayMetrics(config.models.map((m) => m.id), () => inFlight.size);
+  const logSink = options.sink ?? new LogUsageSink(log);
   const app = createApp({
     config,
     keys,
@@ -117,7 +120,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     providers,
     passthrough,
     agents,
-    sink: options.sink ?? new LogUsageSink(log),
+    sink: metrics ? new TeeSink([logSink, metrics]) : logSink,
+    ...(metrics && { metrics }),
     settlements,
     holds,
     store,

@@ -292,6 +292,7 @@ function build(
       headersTimeoutMs: seconds(raw.server.headers_timeout_s) ?? DEFAULT_SERVER.headersTimeoutMs,
       requestTimeoutMs: seconds(raw.server.request_timeout_s) ?? DEFAULT_SERVER.requestTimeoutMs,
       keepaliveMs: seconds(raw.server.keepalive_s) ?? DEFAULT_SERVER.keepaliveMs,
+      metrics: raw.server.metrics,
     },
     routing: {
       retries: raw.routing.retries ?? DEFAULT_ROUTING.retries,

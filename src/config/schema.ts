@@ -143,8 +143,10 @@ export const configSchema = z.strictObject({
       headers_timeout_s: numeric(z.number().positive().max(600)).optional(),
       request_timeout_s: numeric(z.number().positive().max(3600)).optional(),
       keepalive_s: numeric(z.number().positive().max(600)).optional(),
+      /** GET /metrics (issue #16): off, public, or behind the admin key (the default). */
+      metrics: z.enum(['off', 'public', 'admin']).default('admin'),
     })
-    .default({ host: '127.0.0.1', port: 8080, max_body_mb: 32 }),
+    .default({ host: '127.0.0.1', port: 8080, max_body_mb: 32, metrics: 'admin' }),
   routing: z
     .strictObject({
       retries: numeric(z.number().int().min(0).max(10)).optional(),

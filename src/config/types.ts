@@ -37,6 +37,8 @@ export interface ServerConfig {
   readonly requestTimeoutMs: number;
   /** SSE keepalive interval for a stream waiting on its upstream. */
   readonly keepaliveMs: number;
+  /** Who may read GET /metrics (issue #16): nobody, anybody, or the admin key. */
+  readonly metrics: 'off' | 'public' | 'admin';
 }
 
 /** Retries, fallbacks and circuit breakers (issue #5). */

@@ -38,7 +38,7 @@ models:
     output_modalities: [text]
 `;
 
-const SERVER_DEFAULTS = { shutdownGraceMs: 30_000, headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, keepaliveMs: 15_000 };
+const SERVER_DEFAULTS = { shutdownGraceMs: 30_000, headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, keepaliveMs: 15_000, metrics: 'admin' };
 
 describe('config loading', () => {
   it('loads the exact YAML shape of issue #2', () => {

@@ -1,9 +1,8 @@
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
-import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { issueKey, KeyRequestError } from '../../auth/issue-key.ts';
-import { sha256 } from '../../auth/key-store.ts';
+import { presentsAdminKey } from '../../auth/admin-key.ts';
 import { balanceAmount, picoToUsdNumber } from '../../billing/money.ts';
 import { ERR, GatewayError } from '../../errors.ts';
 import { decodeSegment } from '../path-segment.ts';
@@ -26,8 +25,7 @@ export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string,
   const adminDigest = Buffer.from(adminKeySha256, 'hex');
   const router = new Router<GatewayState>({ prefix: '/admin' });
   router.use(async (ctx, next) => {
-    const presented = ctx.get('x-api-key') || /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1] || '';
-    if (presented === '' || !timingSafeEqual(sha256(presented), adminDigest)) throw ERR.invalidKey();
+    if (!presentsAdminKey(ctx, adminDigest)) throw ERR.invalidKey();
     await next();
   });
   router.use(

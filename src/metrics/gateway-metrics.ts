@@ -1,0 +1,81 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { picoToUsdNumber } from '../billing/money.ts';
+import type { RequestRecord, UsageSink } from '../usage/sink.ts';
+
+/**
+ * Prometheus metrics (issue #16; operations.md §1), fed by each finished request's record (a
+ * usage sink, so the hot path pays a few counter increments after the response, nothing before).
+ * Names follow Prometheus' conventions, with the OpenTelemetry GenAI names where they exist.
+ * Labels are bounded: the catalogue's model id (`other` for a model the catalogue does not have),
+ * the provider id, the endpoint, the route kind and the status class; never a key, a key name,
+ * a user, a request id or a prompt (operations.md §1.5).
+ */
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120, 300, 600];
+/** The GenAI conventions' time-to-first-token buckets, extended to a minute (as Envoy's). */
+const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60];
+const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const;
+
+export class GatewayMetrics implements UsageSink {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'endpoint' | 'model' | 'provider' | 'route_kind' | 'status_class'>;
+  readonly #duration: Histogram<'endpoint' | 'route_kind' | 'status_class'>;
+  readonly #ttft: Histogram<'gen_ai_operation_name' | 'gen_ai_provider_name' | 'gen_ai_request_model'>;
+  readonly #tokens: Counter<'model' | 'provider' | 'kind'>;
+  readonly #cost: Counter<'model' | 'provider'>;
+  readonly #upstreamErrors: Counter<'provider' | 'error_type'>;
+  readonly #fallbacks: Counter<'model'>;
+  readonly #refusals: Counter<'reason'>;
+  readonly #models: ReadonlySet<string>;
+
+  /** `models`: the catalogue's ids, the only values the model label takes. `inFlight`: read at scrape time. */
+  constructor(models: Iterable<string>, inFlight: () => number) {
+    this.#models = new Set(models);
+    const registers = [this.registry];
+    this.#requests = new Counter({ name: 'junction_requests_total', help: 'Requests answered, by endpoint, model, provider, route kind (native, translated, in-process, local) and status class.', labelNames: ['endpoint', 'model', 'provider', 'route_kind', 'status_class'], registers });
+    this.#duration = new Histogram({ name: 'junction_request_duration_seconds', help: 'Time from the request to the end of its response, streams included.', labelNames: ['endpoint', 'route_kind', 'status_class'], buckets: SECONDS, registers });
+    this.#ttft = new Histogram({ name: 'gen_ai_server_time_to_first_token_seconds', help: 'Time from the request to the first byte of the answer sent to the client (the first token of a stream).', labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'], buckets: TTFT, registers });
+    this.#tokens = new Counter({ name: 'junction_tokens_total', help: 'Tokens billed, by kind (input excludes cache reads and writes; reasoning is part of output).', labelNames: ['model', 'provider', 'kind'], registers });
+    this.#cost = new Counter({ name: 'junction_cost_usd_total', help: 'What the ledger charged, in US dollars.', labelNames: ['model', 'provider'], registers });
+    this.#upstreamErrors = new Counter({ name: 'junction_upstream_errors_total', help: 'Requests that ended in an upstream failure, by its Junction error code.', labelNames: ['provider', 'error_type'], registers });
+    this.#fallbacks = new Counter({ name: 'junction_fallback_attempts_total', help: 'Upstream attempts beyond the first (retries and fallbacks to other routes).', labelNames: ['model'], registers });
+    this.#refusals = new Counter({ name: 'junction_refusals_total', help: 'Requests refused before any upstream: rate limits (429) and balance (402).', labelNames: ['reason'], registers });
+    new Gauge({ name: 'junction_requests_in_flight', help: 'Requests being served now, streams included.', registers, collect() {
+      this.set(inFlight());
+    } });
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+  }
+
+  record(entry: RequestRecord): void {
+    const model = entry.model !== undefined && this.#models.has(entry.model) ? entry.model : 'other';
+    const provider = entry.provider ?? 'none';
+    const endpoint = entry.endpoint ?? 'other';
+    const kind = entry.kind ?? 'none';
+    const statusClass = `${Math.floor(entry.status / 100)}xx`;
+    this.#requests.inc({ endpoint, model, provider, route_kind: kind, status_class: statusClass });
+    this.#duration.observe({ endpoint, route_kind: kind, status_class: statusClass }, entry.durationMs / 1000);
+    if (entry.firstByteMs !== undefined && entry.status < 400) {
+      this.#ttft.observe({ gen_ai_operation_name: endpoint, gen_ai_provider_name: provider, gen_ai_request_model: model }, entry.firstByteMs / 1000);
+    }
+    if (entry.usage) {
+      const usage = entry.usage;
+      const counts = { input: usage.input, output: usage.output, cache_read: usage.cacheRead, cache_write: usage.cacheWrite, reasoning: usage.reasoning };
+      for (const tokenKind of TOKEN_KINDS) if (counts[tokenKind] > 0) this.#tokens.inc({ model, provider, kind: tokenKind }, counts[tokenKind]);
+    }
+    if (entry.charged !== undefined && entry.charged > 0n) this.#cost.inc({ model, provider }, picoToUsdNumber(entry.charged));
+    if (entry.errorCode?.startsWith('GW_ERR_UPSTREAM') && entry.provider !== undefined) this.#upstreamErrors.inc({ provider, error_type: entry.errorCode.slice(7).toLowerCase() });
+    if (entry.attempts !== undefined && entry.attempts > 1) this.#fallbacks.inc({ model }, entry.attempts - 1);
+    if (entry.status === 429 && entry.errorCode === 'GW_ERR_RATE_LIMITED') this.#refusals.inc({ reason: 'rate_limit' });
+    if (entry.status === 402) this.#refusals.inc({ reason: 'balance' });
+  }
+}
+
+/** Several sinks as one: the request log and the metrics both hear every request. */
+export class TeeSink implements UsageSink {
+  readonly #sinks: readonly UsageSink[];
+  constructor(sinks: readonly UsageSink[]) {
+    this.#sinks = sinks;
+  }
+  record(entry: RequestRecord): void {
+    for (const sink of this.#sinks) sink.record(entry);
+  }
+}
