@@ -18,6 +18,7 @@ import { callContextOf } from './call-context.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
 import { sendBody, sendStream } from './send-result.ts';
 import { sendTranslated } from './upstream-send.ts';
+import { upstreamRequestId } from '../proxy/upstream-request-id.ts';
 
 /**
  * Serves a request through a translating plugin: the request is converted to the upstream's
@@ -73,7 +74,11 @@ export async function serveTranslated(
     log,
     reasonOf,
     aborted: () => attempt.cancel.aborted,
-    onStatus: (status) => (outcome.upstreamStatus = status),
+    onResponse: (status, header) => {
+      outcome.upstreamStatus = status;
+      const upstreamId = upstreamRequestId(header);
+      if (upstreamId !== undefined) outcome.upstreamRequestId = upstreamId;
+    },
   });
   if (!('status' in sent)) {
     // An upstream that could not count (a model or profile its count API does not take) leaves

@@ -28,8 +28,8 @@ export interface SendInput {
   /** The error a broken request or body stands for (the client left, a timer fired). */
   reasonOf(err: unknown): GatewayError;
   readonly aborted: () => boolean;
-  /** Set to the upstream's status, each time one answers. */
-  onStatus(status: number): void;
+  /** Hears each upstream answer's status and headers. */
+  onResponse(status: number, header: (name: string) => string | undefined): void;
 }
 
 /**
@@ -62,7 +62,7 @@ export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer |
       log.warn({ req_id: call.requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
       return failed(connectionFailure(provider, timers.fired));
     }
-    input.onStatus(response.status);
+    input.onResponse(response.status, response.header);
     if (response.status >= 200 && response.status < 300) return response;
     const refusal = await readRefusal(response, () => timers.touch());
     // This try is over: its timers must not fire on the next one's behalf.

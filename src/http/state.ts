@@ -30,6 +30,8 @@ export type RouteKind = 'native' | 'translated' | 'in-process' | 'local';
 export interface RequestOutcome {
   kind?: RouteKind;
   upstreamStatus?: number;
+  /** The upstream's own id for the request, when it sent one (issue #16). */
+  upstreamRequestId?: string;
   usage?: TokenUsage;
   /** Milliseconds from arrival to the first response byte from upstream or plugin. */
   firstByteMs?: number;

@@ -1,3 +1,4 @@
+import { upstreamRequestId } from './upstream-request-id.ts';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
@@ -164,6 +165,8 @@ export class Passthrough {
           proxyRes.on('error', () => undefined); // every ending is read from 'close'
           const status = proxyRes.statusCode ?? 502;
           state.outcome.upstreamStatus = status;
+          const upstreamId = upstreamRequestId((name) => proxyRes.headers[name]);
+          if (upstreamId !== undefined) state.outcome.upstreamRequestId = upstreamId;
           if (status === 401) {
             // The provider refused the gateway's own key. Its body may echo part of that key
             // (OpenAI does), and "invalid x-api-key" would mislead the client: report our error.

@@ -17,6 +17,8 @@ export interface RequestRecord {
   readonly upstreamModel?: string;
   readonly kind?: string;
   readonly upstreamStatus?: number;
+  /** The upstream's own id for the request (`request-id`, `x-request-id`), to trace it across the hop. */
+  readonly upstreamRequestId?: string;
   readonly firstByteMs?: number;
   readonly usage?: TokenUsage;
   /** True when the usage was estimated (a stream cut short). */
@@ -54,6 +56,7 @@ export class LogUsageSink implements UsageSink {
         upstream_model: entry.upstreamModel,
         route: entry.kind,
         upstream_status: entry.upstreamStatus,
+        upstream_req_id: entry.upstreamRequestId,
         ttfb_ms: entry.firstByteMs === undefined ? undefined : round(entry.firstByteMs),
         tokens: entry.usage && usageFields(entry.usage),
         cost_usd: entry.charged === undefined ? undefined : picoToUsdText(entry.charged),

@@ -23,12 +23,21 @@ describe('request log', () => {
       route: 'native',
       status: 200,
       upstream_status: 200,
+      // The upstream's own id, to trace a ticket across the hop (issue #16).
+      upstream_req_id: 'req_upstream_msg',
       method: 'POST',
       path: '/v1/messages',
     });
     expect(line?.['ms']).to.be.a('number');
     expect(line?.['ttfb_ms']).to.be.a('number');
     expect(line?.['tokens']).to.deep.equal({ input: 12, output: 9, cache_read: 0, cache_write: 0, reasoning: 0 });
+  });
+
+  it('a translated request logs its upstream\'s own id too', async () => {
+    env.gw.logs.lines.length = 0;
+    await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'gpt-4o', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] } });
+    const [line] = await env.gw.requestLogs(1);
+    expect(line).to.deep.include({ route: 'translated', upstream_req_id: 'req_upstream_chat' });
   });
 
   it('never holds a key, a provider key or prompt text, on any path', async () => {

@@ -134,6 +134,7 @@ function recordOf(
     ...(route && { endpoint: route.endpoint, provider: route.provider.config.id, upstreamModel: route.upstreamModel }),
     ...(state.outcome.kind && { kind: state.outcome.kind }),
     ...(state.outcome.upstreamStatus !== undefined && { upstreamStatus: state.outcome.upstreamStatus }),
+    ...(state.outcome.upstreamRequestId !== undefined && { upstreamRequestId: state.outcome.upstreamRequestId }),
     ...(state.outcome.firstByteMs !== undefined && { firstByteMs: state.outcome.firstByteMs }),
     ...(usage && { usage }),
     ...(estimated && { estimated }),

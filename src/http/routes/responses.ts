@@ -1,3 +1,4 @@
+import { upstreamRequestId } from '../../proxy/upstream-request-id.ts';
 import http from 'node:http';
 import https from 'node:https';
 import Router from '@koa/router';
@@ -100,6 +101,8 @@ function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, s
     request.once('response', (answer) => {
       const status = answer.statusCode ?? 502;
       state.outcome.upstreamStatus = status;
+      const upstreamId = upstreamRequestId((name) => answer.headers[name]);
+      if (upstreamId !== undefined) state.outcome.upstreamRequestId = upstreamId;
       answer.on('error', () => undefined); // reported by 'close' below
       if (status === 401 || status === 403) {
         // The provider refused the gateway's key; its body may echo part of that key.
