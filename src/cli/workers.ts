@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { GatewayConfig } from '../config/types.ts';
+import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
 import { UsageError } from './usage-error.ts';
 
 /** A worker that dies this soon after starting is failing to start, not crashing under load. */
@@ -34,6 +35,8 @@ export function runPrimary(count: number, config: GatewayConfig, configFile: str
   if (config.redis === null && count > 1) {
     say(`no redis configured: each of the ${count} workers enforces rate limits on its own (up to ${count}× a key's limits)`);
   }
+  // A scrape on any worker is answered with the sum over all of them (issue #16).
+  if (config.server.metrics !== 'off') serveClusterMetrics();
   return new Promise((resolve) => {
     const startedAt = new Map<Worker, number>();
     const listening = new Set<Worker>();

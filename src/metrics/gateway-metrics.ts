@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { picoToUsdNumber } from '../billing/money.ts';
 import type { RequestRecord, UsageSink } from '../usage/sink.ts';
+import { clusterScrape } from './cluster-metrics.ts';
 
 /**
  * Prometheus metrics (issue #16; operations.md §1), fed by each finished request's record (a
@@ -17,6 +18,8 @@ const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'
 
 export class GatewayMetrics implements UsageSink {
   readonly registry = new Registry();
+  /** Under `serve --workers`: every worker's metrics, gathered by the primary (cluster-metrics.ts). */
+  readonly #clusterScrape: (() => Promise<string>) | undefined;
   readonly #requests: Counter<'endpoint' | 'model' | 'provider' | 'route_kind' | 'status_class'>;
   readonly #duration: Histogram<'endpoint' | 'route_kind' | 'status_class'>;
   readonly #ttft: Histogram<'gen_ai_operation_name' | 'gen_ai_provider_name' | 'gen_ai_request_model'>;
@@ -43,6 +46,20 @@ export class GatewayMetrics implements UsageSink {
       this.set(inFlight());
     } });
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+    this.#clusterScrape = clusterScrape(this.registry);
+  }
+
+  /** The text a scrape gets: this process's metrics, or under `--workers` the whole group's. */
+  async scrape(): Promise<string> {
+    if (!this.#clusterScrape) return this.registry.metrics();
+    try {
+      return await this.#clusterScrape();
+    } catch (err) {
+      // A worker the primary cannot gather from (one starting or stuck) must not blind the
+      // scrape: this worker's own, and a comment saying what is missing.
+      const reason = err instanceof Error ? err.message : String(err);
+      return `# junction: only this worker's metrics: ${reason.replace(/\s+/g, ' ')}\n${await this.registry.metrics()}`;
+    }
   }
 
   record(entry: RequestRecord): void {

@@ -70,7 +70,7 @@ ${extra}`,
     };
     before(async () => {
       groupDir = dir = mkdtempSync(path.join(tmpdir(), 'junction-workers-'));
-      group = await serveProcess(config(), ['--workers', '2']);
+      group = await serveProcess(config('', 'server: { metrics: public }'), ['--workers', '2']);
     });
     beforeEach(() => {
       dir = groupDir;
@@ -94,6 +94,15 @@ ${extra}`,
       }
       expect(rows).to.deep.equal({ n: 20 });
       if (!redis) expect(served().stderr()).to.match(/no redis configured: each of the 2 workers enforces rate limits on its own/);
+    });
+
+    it('a scrape of /metrics on the shared port counts every worker\'s requests, whichever worker answers', async () => {
+      // The 20 requests above went to both workers; each scrape lands on one of them.
+      for (let i = 0; i < 4; i++) {
+        const text = await (await fetch(`${served().url}/metrics`)).text();
+        const line = text.split('\n').find((l) => l.startsWith('junction_requests_total{') && l.includes('model="m"') && l.includes('status_class="2xx"'));
+        expect(line, text.slice(0, 500)).to.match(/ 20$/);
+      }
     });
 
     it('replaces a worker killed mid-stream, and the replacement settles the hold it left', async () => {

@@ -16,6 +16,6 @@ export function createMetricsRoute(metrics: GatewayMetrics, access: 'public' | '
       if (!presentsAdminKey(ctx, adminDigest)) throw ERR.invalidKey();
     }
     ctx.set('content-type', metrics.registry.contentType);
-    ctx.body = await metrics.registry.metrics();
+    ctx.body = await metrics.scrape();
   };
 }
