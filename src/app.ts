@@ -91,7 +91,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const auth = createAuth(parts.keys);
   const version = createVersionCheck();
   const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
-  const reserve = createReservation(parts.holds, parts.instanceId);
+  const reserve = createReservation(parts.holds, parts.instanceId, parts.metrics?.openHolds);
   const rateLimit = createRateLimit(parts.limiter ?? new MemoryRateLimiter(), parts.config.auth.defaultLimits);
   const failover = {
     routing: parts.config.routing,

@@ -111,7 +111,14 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const passthrough = new Passthrough(log, agents);
   const inFlight = new InFlight();
   const lifecycle = { draining: false };
-  const metrics = config.server.metrics === 'off' ? undefined : new GatewayMetrics(config.models.map((m) => m.id), () => inFlight.size);
+  const breakers = new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs, clock);
+  const metrics =
+    config.server.metrics === 'off'
+      ? undefined
+      : new GatewayMetrics(
+          config.models.map((m) => m.id),
+          { inFlight: () => settlements.inFlight, settlementsPending: () => settlements.pending, breakersOpen: () => breakers.openByProvider() },
+        );
   const logSink = options.sink ?? new LogUsageSink(log);
   const app = createApp({
     config,
@@ -126,7 +133,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     holds,
     store,
     instanceId: instance.id,
-    breakers: new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs, clock),
+    breakers,
     inFlight,
     lifecycle,
     log,

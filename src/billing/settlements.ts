@@ -98,6 +98,11 @@ export class Settlements {
     }
   }
 
+  /** Requests being served now (each tracked until its charge is written). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   get pending(): number {
     return this.#failed.size;
   }

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { picoToUsdNumber } from '../billing/money.ts';
 import type { RequestRecord, UsageSink } from '../usage/sink.ts';
 import { clusterScrape } from './cluster-metrics.ts';
+import type { OpenHolds } from '../http/middleware/reserve.ts';
 
 /**
  * Prometheus metrics (issue #16; operations.md §1), fed by each finished request's record (a
@@ -30,8 +31,14 @@ export class GatewayMetrics implements UsageSink {
   readonly #refusals: Counter<'reason'>;
   readonly #models: ReadonlySet<string>;
 
-  /** `models`: the catalogue's ids, the only values the model label takes. `inFlight`: read at scrape time. */
-  constructor(models: Iterable<string>, inFlight: () => number) {
+  /** Holds made and not yet settled: the reservation middleware counts them. */
+  readonly openHolds: OpenHolds = { count: 0 };
+
+  /**
+   * `models`: the catalogue's ids, the only values the model label takes. The rest is read at
+   * scrape time: requests in flight, settlements waiting for a retry, and breakers by provider.
+   */
+  constructor(models: Iterable<string>, live: { inFlight(): number; settlementsPending(): number; breakersOpen(): ReadonlyMap<string, number> }) {
     this.#models = new Set(models);
     const registers = [this.registry];
     this.#requests = new Counter({ name: 'junction_requests_total', help: 'Requests answered, by endpoint, model, provider, route kind (native, translated, in-process, local) and status class.', labelNames: ['endpoint', 'model', 'provider', 'route_kind', 'status_class'], registers });
@@ -42,8 +49,19 @@ export class GatewayMetrics implements UsageSink {
     this.#upstreamErrors = new Counter({ name: 'junction_upstream_errors_total', help: 'Requests that ended in an upstream failure, by its Junction error code.', labelNames: ['provider', 'error_type'], registers });
     this.#fallbacks = new Counter({ name: 'junction_fallback_attempts_total', help: 'Upstream attempts beyond the first (retries and fallbacks to other routes).', labelNames: ['model'], registers });
     this.#refusals = new Counter({ name: 'junction_refusals_total', help: 'Requests refused before any upstream: rate limits (429) and balance (402).', labelNames: ['reason'], registers });
+    const openHolds = this.openHolds;
     new Gauge({ name: 'junction_requests_in_flight', help: 'Requests being served now, streams included.', registers, collect() {
-      this.set(inFlight());
+      this.set(live.inFlight());
+    } });
+    new Gauge({ name: 'junction_holds_outstanding', help: 'Holds on keys made before dispatch and not yet settled.', registers, collect() {
+      this.set(openHolds.count);
+    } });
+    new Gauge({ name: 'junction_settlements_pending', help: 'Settlements the store refused, kept for retry.', registers, collect() {
+      this.set(live.settlementsPending());
+    } });
+    new Gauge({ name: 'junction_circuit_breakers_open', help: 'Routes whose circuit breaker is open (or half-open), by provider.', labelNames: ['provider'], registers, aggregator: 'max', collect() {
+      this.reset();
+      for (const [provider, open] of live.breakersOpen()) this.set({ provider }, open);
     } });
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
     this.#clusterScrape = clusterScrape(this.registry);

@@ -71,6 +71,16 @@ export class Breakers {
     this.#clock = clock;
   }
 
+  /** Breakers not closed, by provider: what the metrics show (issue #16). */
+  openByProvider(): Map<string, number> {
+    const open = new Map<string, number>();
+    for (const [key, breaker] of this.#byRoute) {
+      const provider = key.slice(0, key.indexOf('\u0000'));
+      open.set(provider, (open.get(provider) ?? 0) + (breaker.state === 'closed' ? 0 : 1));
+    }
+    return open;
+  }
+
   for(provider: string, upstreamModel: string): CircuitBreaker {
     const key = `${provider}\u0000${upstreamModel}`;
     let breaker = this.#byRoute.get(key);

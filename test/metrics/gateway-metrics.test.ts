@@ -7,7 +7,9 @@ import { call, CHAT_HEADERS, generationOf, KEYS, MESSAGES_HEADERS, standardConfi
  * or a key name); access follows `server.metrics`.
  */
 const ADMIN = 'sk-admin-metrics-0123456789abcdef';
-const withAdmin = (yaml: string, server = ''): string => yaml.replace('auth:\n', `${server}auth:\n  admin_key: "${ADMIN}"\n`);
+const BROKE = 'sk-jct-broke-0123456789abcdef';
+const withAdmin = (yaml: string, server = ''): string =>
+  yaml.replace('auth:\n', `${server}auth:\n  admin_key: "${ADMIN}"\n`).replace('  keys:\n', `  keys:\n    - { name: broke, key: "${BROKE}", balance_usd: 0 }\n`);
 
 /** One sample's value from Prometheus' text format, or undefined. */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -71,6 +73,16 @@ describe('GET /metrics', () => {
     expect(row.cost_usd).to.be.greaterThan(0);
     const text = await scrape();
     expect(sample(text, 'junction_cost_usd_total', { model: 'claude-sonnet-4-6', provider: 'anthropic' })).to.be.closeTo(row.cost_usd, 1e-9);
+  });
+
+  it('counts a refusal for balance, and shows holds, pending settlements and breakers', async () => {
+    const refused = await call(`${env.gw.url}/v1/messages`, { headers: { 'x-api-key': BROKE, 'anthropic-version': '2023-06-01' }, body: { model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'Hello' }] } });
+    expect(refused.status).to.equal(402);
+    const text = await scrape();
+    expect(sample(text, 'junction_refusals_total', { reason: 'balance' })).to.equal(1);
+    // Nothing is in flight between requests: no hold left open, nothing waiting to settle.
+    expect(text).to.match(/^junction_holds_outstanding 0$/m).and.match(/^junction_settlements_pending 0$/m);
+    expect(sample(text, 'junction_circuit_breakers_open', { provider: 'anthropic' })).to.equal(0);
   });
 
   it('asks for the admin key by default: none or a user key is refused', async () => {

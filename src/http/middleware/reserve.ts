@@ -27,7 +27,12 @@ const IMAGE_TOKENS_BOUND = 8_192;
  * answer is 402 and nothing is sent. The hold is settled with the real cost when the request ends
  * (createRequestFinish).
  */
-export function createReservation(holds: Holds, instanceId: string): GatewayMiddleware {
+/** Holds this process has made and not yet settled, read by the metrics (issue #16). */
+export interface OpenHolds {
+  count: number;
+}
+
+export function createReservation(holds: Holds, instanceId: string, open: OpenHolds = { count: 0 }): GatewayMiddleware {
   return async (ctx, next) => {
     const { route, key, requestId } = ctx.state;
     if (!route || !key) throw ERR.internal();
@@ -39,7 +44,12 @@ export function createReservation(holds: Holds, instanceId: string): GatewayMidd
       throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(available));
     }
     ctx.state.reservation = reservation;
-    await next();
+    open.count++;
+    try {
+      await next();
+    } finally {
+      open.count--;
+    }
   };
 }
 
