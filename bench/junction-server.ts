@@ -35,8 +35,11 @@ const models = knobList
   .join('\n');
 // A WAL file like the default config's, not an in-memory database: commits cost what they cost.
 const dbFile = path.join(mkdtempSync(path.join(tmpdir(), 'junction-bench-')), 'ledger.db');
+// Issue #16: JUNCTION_BENCH_METRICS=off measures the gateway without its metrics (they are on by default).
+const metrics = process.env['JUNCTION_BENCH_METRICS'] === 'off' ? 'off' : 'admin';
 const yaml = `
 log: { level: warn }
+server: { metrics: ${metrics} }
 storage: { url: "sqlite://${dbFile}" }
 auth: { keys: [{ name: bench, key: "${BENCH_KEY}", balance_usd: 1000000 }] } # funded: every hold is checked
 providers:
