@@ -34,6 +34,7 @@ import { createBalance, createGeneration } from './http/routes/billing.ts';
 import { createAdminRouter } from './http/routes/admin.ts';
 import { createMetricsRoute } from './http/routes/metrics.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
+import type { Tracing } from './telemetry/tracing.ts';
 import { createResponsesRouter } from './http/routes/responses.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
@@ -80,6 +81,8 @@ export interface AppParts {
   readonly clock: Clock;
   /** Prometheus metrics, unless `server.metrics: off` (issue #16). */
   readonly metrics?: GatewayMetrics;
+  /** OpenTelemetry traces, when `telemetry` is set (issue #16). */
+  readonly tracing?: Tracing;
 }
 
 /** The Koa app: the whole middleware order, readable in one place. */
@@ -157,7 +160,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   });
 
   app.use(createRequestContext());
-  app.use(createRequestFinish(parts.settlements, parts.sink, parts.log));
+  app.use(createRequestFinish(parts.settlements, parts.sink, parts.log, parts.tracing));
   app.use(createErrorHandler(parts.log));
   app.use(async (ctx, next) => {
     if (parts.lifecycle.draining && ctx.path !== '/healthz') throw ERR.shuttingDown();

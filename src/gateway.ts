@@ -20,6 +20,7 @@ import { UpstreamAgents } from './proxy/agents.ts';
 import { Passthrough } from './proxy/passthrough.ts';
 import { LogUsageSink, type UsageSink } from './usage/sink.ts';
 import { GatewayMetrics, TeeSink } from './metrics/gateway-metrics.ts';
+import { Tracing } from './telemetry/tracing.ts';
 import { ERR } from './errors.ts';
 import { Breakers } from './routing/breaker.ts';
 import { InFlight } from './routing/in-flight.ts';
@@ -120,6 +121,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           { inFlight: () => settlements.inFlight, settlementsPending: () => settlements.pending, breakersOpen: () => breakers.openByProvider() },
         );
   const logSink = options.sink ?? new LogUsageSink(log);
+  const tracing = config.telemetry ? new Tracing(config.telemetry) : undefined;
   const app = createApp({
     config,
     keys,
@@ -129,6 +131,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     agents,
     sink: metrics ? new TeeSink([logSink, metrics]) : logSink,
     ...(metrics && { metrics }),
+    ...(tracing && { tracing }),
     settlements,
     holds,
     store,
@@ -204,6 +207,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');
     keys.stop();
     for (const provider of providers.values()) await provider.plugin.close?.();
+    // Spans still buffered go out before the process ends.
+    await tracing?.shutdown().catch((err: unknown) => log.warn({ err: String(err) }, 'traces could not be sent at shutdown'));
     await limits.close();
     await store.close();
     log.flush();

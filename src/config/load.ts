@@ -284,6 +284,7 @@ function build(
   return {
     file,
     dir,
+    telemetry: raw.telemetry ? { otlpEndpoint: raw.telemetry.otlp_endpoint, serviceName: raw.telemetry.service_name, sampleRatio: raw.telemetry.sample_ratio } : null,
     server: {
       host: raw.server.host,
       port: raw.server.port,

@@ -155,6 +155,14 @@ export const configSchema = z.strictObject({
       circuit_breaker: z.strictObject({ failures: positiveInt.optional(), cooldown_s: numeric(z.number().positive().max(86_400)).optional() }).optional(),
     })
     .default({}),
+  /** OpenTelemetry traces (issue #16): off unless an OTLP/HTTP endpoint is given. */
+  telemetry: z
+    .strictObject({
+      otlp_endpoint: z.url({ protocol: /^https?$/ }),
+      service_name: z.string().min(1).default('junction'),
+      sample_ratio: numeric(z.number().min(0).max(1)).default(1),
+    })
+    .optional(),
   /** Responses the gateway remembers (issue #14): for how long. */
   responses: z.strictObject({ retention_days: numeric(z.number().positive().max(3650)).default(30) }).default({ retention_days: 30 }),
   storage: z.strictObject({ url: z.string().min(1).default('sqlite://data/junction.db') }).default({

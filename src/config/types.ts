@@ -7,6 +7,8 @@ export interface GatewayConfig {
   readonly file: string;
   readonly dir: string;
   readonly server: ServerConfig;
+  /** OpenTelemetry traces (issue #16); null: off. */
+  readonly telemetry: { readonly otlpEndpoint: string; readonly serviceName: string; readonly sampleRatio: number } | null;
   readonly routing: RoutingConfig;
   /** How long a stored response (its upstream, or the items Junction keeps) is kept, in milliseconds (issue #14: `responses.retention_days`). */
   readonly responses: { readonly retentionMs: number };

@@ -73,6 +73,7 @@ export async function serveTranslated(
     provider,
     log,
     reasonOf,
+    traceparent: ctx.state.traceparent,
     aborted: () => attempt.cancel.aborted,
     onResponse: (status, header) => {
       outcome.upstreamStatus = status;

@@ -28,6 +28,8 @@ export interface SendInput {
   /** The error a broken request or body stands for (the client left, a timer fired). */
   reasonOf(err: unknown): GatewayError;
   readonly aborted: () => boolean;
+  /** The attempt's trace context, sent upstream (and signed with the rest) when traces are on. */
+  readonly traceparent?: string | undefined;
   /** Hears each upstream answer's status and headers. */
   onResponse(status: number, header: (name: string) => string | undefined): void;
 }
@@ -45,7 +47,7 @@ export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer |
     const timers = input.timers(tries === 0);
     let prepared;
     try {
-      prepared = await prepare(translator, input.body, call);
+      prepared = await prepare(translator, input.body, call, input.traceparent);
     } catch (err) {
       const refused = pluginRefusalOf(err);
       if (refused) return failed(failureOf(refused));
@@ -81,11 +83,11 @@ export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer |
   }
 }
 
-async function prepare(translator: Translator, body: Json, call: CallContext): Promise<{ url: URL; headers: Record<string, string>; body: Buffer }> {
+async function prepare(translator: Translator, body: Json, call: CallContext, traceparent: string | undefined): Promise<{ url: URL; headers: Record<string, string>; body: Buffer }> {
   const request = await buildRequest(translator, body, call);
   const url = new URL(request.url);
   const bytes = Buffer.from(JSON.stringify(request.body));
-  const headers: Record<string, string> = { ...request.headers, 'content-type': 'application/json' };
+  const headers: Record<string, string> = { ...request.headers, 'content-type': 'application/json', ...(traceparent && { traceparent }) };
   if (translator.sign) Object.assign(headers, await translator.sign({ method: 'POST', url, headers, body: bytes }, call));
   return { url, headers, body: bytes };
 }

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../telemetry/tracing.ts';
 import type { ParameterizedContext } from 'koa';
 import type { ApiKey } from '../auth/key-store.ts';
 import type { ModelConfig } from '../config/types.ts';
@@ -68,6 +69,10 @@ export interface Reservation {
 /** Per-request state shared by the middleware chain (`ctx.state`). */
 export interface GatewayState {
   requestId: string;
+  /** The request's spans, when traces are on (issue #16). */
+  trace?: RequestTrace;
+  /** The `traceparent` of the attempt being sent upstream, when traces are on. */
+  traceparent?: string;
   /** The caller's wire format, which decides the error format. */
   surface: Surface;
   /** `performance.now()` at arrival. */

@@ -81,6 +81,8 @@ export class Passthrough {
     const incoming = this.#clientHeaders.get(req) ?? req.headers;
     this.#clientHeaders.set(req, incoming);
     req.headers = target.filterHeaders(incoming, outgoing.shape);
+    // With traces on, the attempt's span continues upstream in place of the client's (issue #16).
+    if (state.traceparent) req.headers['traceparent'] = state.traceparent;
     state.outcome.kind = 'native';
     const provider = target.providerId;
     const timers = new UpstreamTimers(attempt.timeouts);

@@ -1,3 +1,4 @@
+import { endSpan, RequestTrace } from '../telemetry/tracing.ts';
 import { ERR, GatewayError } from '../errors.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
@@ -77,12 +78,17 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
             breaker.success();
           },
         };
+        // Each attempt is a CLIENT span named as the GenAI conventions name an inference (issue #16).
+        const span = state.trace?.child(`${state.route?.endpoint ?? 'request'} ${route.model}`, { 'gen_ai.provider.name': provider, 'gen_ai.request.model': route.model, 'junction.attempt': state.outcome.attempts }, true);
+        const traceparent = span && RequestTrace.traceparentOf(span);
+        if (traceparent !== undefined) state.traceparent = traceparent;
         // Through then(), so a synchronous throw in a serving path is caught here too.
         const result = await Promise.resolve().then(() => serve(ctx, route, attempt)).catch((err: unknown) => {
           // A plugin's request hook or a bug: answered like any failure, so keepalives end properly.
           if (!(err instanceof GatewayError)) options.log.error({ req_id: state.requestId, provider, err }, 'route failed');
           return failed(failureOf(err instanceof GatewayError ? err : ERR.internal()));
         });
+        if (span) endSpan(span, result.ok ? state.outcome.error : result.failure.error.code, state.outcome.upstreamStatus === undefined ? {} : { 'http.response.status_code': state.outcome.upstreamStatus });
         if (result.ok) {
           judge(breaker, state.outcome.error);
           return;

@@ -6,6 +6,7 @@ import { emptyUsage } from '../../usage/normalize.ts';
 import { transcriptionFallback } from '../../usage/transcription.ts';
 import type { RequestRecord, UsageSink } from '../../usage/sink.ts';
 import { CLIENT_DISCONNECTED, type GatewayMiddleware, type GatewayState } from '../state.ts';
+import { endSpan, type Tracing } from '../../telemetry/tracing.ts';
 
 /**
  * Ends every request, streams included (the chain below resolves only once the response is done
@@ -14,15 +15,34 @@ import { CLIENT_DISCONNECTED, type GatewayMiddleware, type GatewayState } from '
  * writes the request's log line. Each request is tracked until then, so a shutdown waits for its
  * charge.
  */
-export function createRequestFinish(settlements: Settlements, sink: UsageSink, log: Logger): GatewayMiddleware {
+export function createRequestFinish(settlements: Settlements, sink: UsageSink, log: Logger, tracing?: Tracing): GatewayMiddleware {
   return (ctx, next) =>
     settlements.track(async () => {
+      // The span is named by its route template once routed (bounded names), its path until then.
+      if (tracing) ctx.state.trace = tracing.startRequest(`${ctx.method} ${ctx.path}`, (name) => ctx.get(name));
       try {
         await next();
       } finally {
-        await finish(ctx.state, ctx.respond === false ? ctx.res.statusCode : ctx.status, ctx.method, ctx.path, settlements, sink, log);
+        const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
+        await finish(ctx.state, status, ctx.method, ctx.path, settlements, sink, log);
+        const template = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+        ctx.state.trace?.span.updateName(`${ctx.method} ${typeof template === 'string' ? template : 'other'}`);
+        ctx.state.trace?.end(status, spanAttributes(ctx.state));
       }
     }, ctx.state.requestId);
+}
+
+/** The GenAI conventions' attributes of a request span, and Junction's (never a key or a prompt). */
+function spanAttributes(state: GatewayState): Record<string, string | number> {
+  const { route, outcome } = state;
+  const usage = outcome.usage;
+  return {
+    'http.request.id': state.requestId,
+    ...(route && { 'gen_ai.operation.name': route.endpoint, 'gen_ai.request.model': route.model.id, 'gen_ai.provider.name': route.provider.config.id, 'junction.upstream_model': route.upstreamModel }),
+    ...(outcome.kind && { 'junction.route': outcome.kind }),
+    ...(usage && { 'gen_ai.usage.input_tokens': usage.input, 'gen_ai.usage.output_tokens': usage.output, 'gen_ai.usage.cache_read.input_tokens': usage.cacheRead, 'gen_ai.usage.cache_creation.input_tokens': usage.cacheWrite }),
+    ...(outcome.error && { 'error.type': outcome.error }),
+  };
 }
 
 /** Marks a model endpoint's request for the ledger; first in each model route's chain. */
@@ -47,6 +67,7 @@ async function finish(
     try {
       // count_tokens is free, like Anthropic's own, whatever the model's per-request fee.
       const cost = usage && state.route && !COUNTING.has(state.route.endpoint) ? costOf(usage, state.route.prices, state.reservation?.imagePrice) : 0n;
+      const span = state.trace?.child('junction.settle', { 'junction.cost_pico': String(cost) });
       const settled = await settlements.settle({
         requestId: state.requestId,
         keyId: state.key.id,
@@ -65,6 +86,7 @@ async function finish(
         durationMs: performance.now() - state.startedAt,
       });
       charged = settled?.charged;
+      if (span) endSpan(span, settled ? undefined : 'settlement_deferred');
       if (settled && settled.uncollected > 0n) {
         log.warn({ req_id: state.requestId, uncollected_pico: String(settled.uncollected) }, 'request cost more than its hold and the balance left');
       }

@@ -1,3 +1,4 @@
+import { endSpan } from '../../telemetry/tracing.ts';
 import { COUNTING } from '../../formats/wire.ts';
 import { imagePriceOf, maxCostOf } from '../../billing/pricing.ts';
 import { picoToUsdText, type Pico } from '../../billing/money.ts';
@@ -38,7 +39,9 @@ export function createReservation(holds: Holds, instanceId: string, open: OpenHo
     if (!route || !key) throw ERR.internal();
     if (COUNTING.has(route.endpoint)) return next(); // free, like Anthropic's own
     const { amount, inputCost, reservation } = await planHold(ctx.state);
+    const span = ctx.state.trace?.child('junction.hold', { 'junction.hold_pico': String(amount) });
     const reserved = await holds.reserve({ requestId, keyId: key.id, amount, inputCost, model: route.model.id, provider: route.provider.config.id, instanceId });
+    if (span) endSpan(span, reserved.ok ? undefined : 'insufficient_balance');
     if (!reserved.ok) {
       const available = reserved.available > 0n ? reserved.available : 0n;
       throw ERR.insufficientBalance(picoToUsdText(amount), picoToUsdText(available));
