@@ -109,6 +109,9 @@ export async function serveTranslated(
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
       const upstream = { started: plan.upstreamStarted, whenStarted: plan.whenUpstreamStarted };
+      const attemptStartedAt = outcome.attemptStartedAt;
+      // The upstream's first event: its time to first chunk (issue #16).
+      if (attemptStartedAt !== undefined) void plan.whenUpstreamStarted.then(() => (outcome.upstreamFirstChunkMs = performance.now() - attemptStartedAt));
       const served = await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait, upstream, plan.responsesStream);
       const final = plan.responsesStream?.response();
       if (final && outcome.error === undefined) keepResponse(ctx, final);

@@ -33,6 +33,10 @@ export interface RequestOutcome {
   upstreamStatus?: number;
   /** The upstream's own id for the request, when it sent one (issue #16). */
   upstreamRequestId?: string;
+  /** `performance.now()` when the current upstream attempt began. */
+  attemptStartedAt?: number;
+  /** A stream's upstream time to first chunk, from its attempt's start, in ms (issue #16). */
+  upstreamFirstChunkMs?: number;
   usage?: TokenUsage;
   /** Milliseconds from arrival to the first response byte from upstream or plugin. */
   firstByteMs?: number;

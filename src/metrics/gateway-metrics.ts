@@ -24,6 +24,7 @@ export class GatewayMetrics implements UsageSink {
   readonly #requests: Counter<'endpoint' | 'model' | 'provider' | 'route_kind' | 'status_class'>;
   readonly #duration: Histogram<'endpoint' | 'route_kind' | 'status_class'>;
   readonly #ttft: Histogram<'gen_ai_operation_name' | 'gen_ai_provider_name' | 'gen_ai_request_model'>;
+  readonly #ttfc: Histogram<'gen_ai_provider_name' | 'gen_ai_request_model'>;
   readonly #tokens: Counter<'model' | 'provider' | 'kind'>;
   readonly #cost: Counter<'model' | 'provider'>;
   readonly #upstreamErrors: Counter<'provider' | 'error_type'>;
@@ -44,6 +45,7 @@ export class GatewayMetrics implements UsageSink {
     this.#requests = new Counter({ name: 'junction_requests_total', help: 'Requests answered, by endpoint, model, provider, route kind (native, translated, in-process, local) and status class.', labelNames: ['endpoint', 'model', 'provider', 'route_kind', 'status_class'], registers });
     this.#duration = new Histogram({ name: 'junction_request_duration_seconds', help: 'Time from the request to the end of its response, streams included.', labelNames: ['endpoint', 'route_kind', 'status_class'], buckets: SECONDS, registers });
     this.#ttft = new Histogram({ name: 'gen_ai_server_time_to_first_token_seconds', help: 'Time from the request to the first byte of the answer sent to the client (the first token of a stream).', labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'], buckets: TTFT, registers });
+    this.#ttfc = new Histogram({ name: 'gen_ai_client_operation_time_to_first_chunk_seconds', help: 'A stream\'s upstream time to its first chunk, from the attempt\'s start (Junction as the upstream\'s client).', labelNames: ['gen_ai_provider_name', 'gen_ai_request_model'], buckets: TTFT, registers });
     this.#tokens = new Counter({ name: 'junction_tokens_total', help: 'Tokens billed, by kind (input excludes cache reads and writes; reasoning is part of output).', labelNames: ['model', 'provider', 'kind'], registers });
     this.#cost = new Counter({ name: 'junction_cost_usd_total', help: 'What the ledger charged, in US dollars.', labelNames: ['model', 'provider'], registers });
     this.#upstreamErrors = new Counter({ name: 'junction_upstream_errors_total', help: 'Requests that ended in an upstream failure, by its Junction error code.', labelNames: ['provider', 'error_type'], registers });
@@ -90,6 +92,9 @@ export class GatewayMetrics implements UsageSink {
     this.#duration.observe({ endpoint, route_kind: kind, status_class: statusClass }, entry.durationMs / 1000);
     if (entry.firstByteMs !== undefined && entry.status < 400) {
       this.#ttft.observe({ gen_ai_operation_name: endpoint, gen_ai_provider_name: provider, gen_ai_request_model: model }, entry.firstByteMs / 1000);
+    }
+    if (entry.upstreamFirstChunkMs !== undefined && entry.provider !== undefined) {
+      this.#ttfc.observe({ gen_ai_provider_name: entry.provider, gen_ai_request_model: model }, entry.upstreamFirstChunkMs / 1000);
     }
     if (entry.usage) {
       const usage = entry.usage;

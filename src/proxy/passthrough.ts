@@ -134,6 +134,8 @@ export class Passthrough {
         const status = proxyRes.statusCode ?? 502;
         // An error relayed in-band behind keepalives is not an answer (the ledger must not charge it).
         if (status < 300 || !res.headersSent) state.outcome.firstByteMs = performance.now() - state.startedAt;
+        // A stream's first events are here: the upstream's time to first chunk (issue #16).
+        if (status < 300 && primed !== undefined && state.outcome.attemptStartedAt !== undefined) state.outcome.upstreamFirstChunkMs = performance.now() - state.outcome.attemptStartedAt;
         // Done when the client response and the upstream answer have both closed: the answer's
         // handlers record usage and how it ended, which the ledger needs.
         let upstreamOpen = !proxyRes.destroyed;

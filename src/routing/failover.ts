@@ -69,6 +69,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
           state.route = { ...first, provider: route.provider, upstreamModel: route.model };
         }
         state.outcome.attempts = (state.outcome.attempts ?? 0) + 1;
+        state.outcome.attemptStartedAt = performance.now();
         const attempt: Attempt = {
           timeouts: route.provider.config.timeouts,
           cancel: controller,

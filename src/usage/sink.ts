@@ -20,6 +20,8 @@ export interface RequestRecord {
   /** The upstream's own id for the request (`request-id`, `x-request-id`), to trace it across the hop. */
   readonly upstreamRequestId?: string;
   readonly firstByteMs?: number;
+  /** A stream's upstream time to first chunk, from its attempt's start (issue #16). */
+  readonly upstreamFirstChunkMs?: number;
   readonly usage?: TokenUsage;
   /** True when the usage was estimated (a stream cut short). */
   readonly estimated?: boolean;

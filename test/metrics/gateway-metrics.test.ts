@@ -75,6 +75,15 @@ describe('GET /metrics', () => {
     expect(sample(text, 'junction_cost_usd_total', { model: 'claude-sonnet-4-6', provider: 'anthropic' })).to.be.closeTo(row.cost_usd, 1e-9);
   });
 
+  it('times each stream\'s first chunk from its upstream, native and translated', async () => {
+    const native = await call(`${env.gw.url}/v1/messages`, { headers: { ...MESSAGES_HEADERS }, body: { model: 'claude-sonnet-4-6', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'Hi' }] } });
+    expect(native.text).to.include('message_stop');
+    const translated = await call(`${env.gw.url}/v1/chat/completions`, { headers: { ...CHAT_HEADERS }, body: { model: 'claude-sonnet-4-6', stream: true, messages: [{ role: 'user', content: 'Hi' }] } });
+    expect(translated.text).to.include('[DONE]');
+    const text = await scrape();
+    expect(sample(text, 'gen_ai_client_operation_time_to_first_chunk_seconds_count', { gen_ai_provider_name: 'anthropic', gen_ai_request_model: 'claude-sonnet-4-6' })).to.equal(2);
+  });
+
   it('counts a refusal for balance, and shows holds, pending settlements and breakers', async () => {
     const refused = await call(`${env.gw.url}/v1/messages`, { headers: { 'x-api-key': BROKE, 'anthropic-version': '2023-06-01' }, body: { model: 'claude-sonnet-4-6', max_tokens: 20, messages: [{ role: 'user', content: 'Hello' }] } });
     expect(refused.status).to.equal(402);

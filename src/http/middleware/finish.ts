@@ -158,6 +158,7 @@ function recordOf(
     ...(state.outcome.upstreamStatus !== undefined && { upstreamStatus: state.outcome.upstreamStatus }),
     ...(state.outcome.upstreamRequestId !== undefined && { upstreamRequestId: state.outcome.upstreamRequestId }),
     ...(state.outcome.firstByteMs !== undefined && { firstByteMs: state.outcome.firstByteMs }),
+    ...(state.outcome.upstreamFirstChunkMs !== undefined && { upstreamFirstChunkMs: state.outcome.upstreamFirstChunkMs }),
     ...(usage && { usage }),
     ...(estimated && { estimated }),
     ...(charged !== undefined && { charged }),
