@@ -1,8 +1,7 @@
 import type { CanonicalAnswer, CanonicalBlock, CanonicalStop, CanonicalUsage } from '../../src/plugin-host/api.ts';
 import type { ConverseState } from './converse-request.ts';
+import { obj, type Json } from '../shared/json.ts';
 
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /** Converse's stop reasons as canonical ones (providers.md §1.5). */

@@ -1,9 +1,8 @@
 import type { CanonicalEvent, CanonicalStop } from '../../src/plugin-host/api.ts';
 import { stopOf, usageOf } from './converse-answer.ts';
 import type { ConverseState } from './converse-request.ts';
+import { obj, type Json } from '../shared/json.ts';
 
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 
 /**
  * ConverseStream's events (providers.md §1.3) → canonical events. Only tool use gets a

@@ -48,9 +48,8 @@ const header = (message: Message, name: string): string | undefined => {
   const value = message.headers[name];
   return value?.type === 'string' ? value.value : undefined;
 };
-const text = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 /** An event's payload as text (JSON, for the formats Bedrock streams). */
-export const payloadText = text;
+export const payloadText = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 
 /**
  * Event-stream messages → events named by `:event-type`, their payload the data. An `exception`
@@ -86,7 +85,7 @@ export class EventStreamDecoder {
       if (kind === 'event') {
         this.#event(header(message, ':event-type') ?? '', message.body, out);
       } else if (kind === 'exception') {
-        out.push(errorEventOf(header(message, ':exception-type') ?? 'exception', text(message.body)));
+        out.push(errorEventOf(header(message, ':exception-type') ?? 'exception', payloadText(message.body)));
       } else {
         out.push(errorEventOf(header(message, ':error-code') ?? 'error', JSON.stringify({ message: header(message, ':error-message') ?? 'unknown error' })));
       }

@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UpstreamError, type CanonicalBlock, type CanonicalStop, type CanonicalUsage } from '../../src/plugin-host/api.ts';
 import type { SignatureStore } from './signatures.ts';
 
-type Json = Record<string, unknown>;
-/** An object, or an empty one: the decoders read Gemini's JSON defensively. */
-export const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
+import { obj, type Json } from '../shared/json.ts';
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
 
 const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE']);

@@ -1,5 +1,6 @@
 import type { CanonicalEvent } from '../../src/plugin-host/api.ts';
-import { blockedText, callFailure, callIdOf, obj, reportedError, stopOf, usageOf } from './answer.ts';
+import { obj } from '../shared/json.ts';
+import { blockedText, callFailure, callIdOf, reportedError, stopOf, usageOf } from './answer.ts';
 import type { SignatureStore } from './signatures.ts';
 
 type Json = Record<string, unknown>;

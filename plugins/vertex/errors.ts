@@ -1,7 +1,6 @@
 import type { PluginError, UpstreamResponse } from '../../src/plugin-host/api.ts';
+import { obj } from '../shared/json.ts';
 
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
 
 /**
  * Vertex's refusals (providers.md §2.2, §3.9): Google-shaped for the platform (auth, quota, a

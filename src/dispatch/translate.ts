@@ -12,7 +12,7 @@ import { decodeFrames } from '../sse/decode-frames.ts';
 import { decodeSse } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { pluginDecodeError } from '../formats/canonical/plugin-codec.ts';
-import { answerLocalCount } from './local-count.ts';
+import { answerLocalCount, countBody } from './local-count.ts';
 import { planTranslation } from './bridge.ts';
 import { callContextOf } from './call-context.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
@@ -104,7 +104,7 @@ export async function serveTranslated(
     // connection per translated stream (seen as internalConnect in --cpu-prof): iterate without
     // destroying, then drain the rest so the socket returns to the pool.
     const bytes = response.body.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Uint8Array>;
-    const events = framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, (err) => corruptFrame(provider, err), () => timers.touch()) : decodeSse(bytes, reasonOf, () => timers.touch());
+    const events = framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, (err) => pluginDecodeError(err, provider), () => timers.touch()) : decodeSse(bytes, reasonOf, () => timers.touch());
     try {
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
@@ -149,7 +149,7 @@ export async function serveTranslated(
     const inputTokens = counted(answer);
     if (!Number.isInteger(inputTokens) || inputTokens < 0) return failed(failureOf(ERR.upstreamInvalid(provider, 'its token count is missing')));
     attempt.commit();
-    ctx.body = route.endpoint === 'count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens };
+    ctx.body = countBody(route.endpoint, inputTokens);
     return SERVED;
   }
   let converted: Json;
@@ -172,10 +172,4 @@ function keepResponse(ctx: GatewayContext, response: Json): void {
   outcome.responseId = String(response['id']);
   outcome.responseItems = asArray(response['output']).map((item) => String(asObject(item)['id']));
   outcome.keptResponse = response;
-}
-
-/** A frame the plugin's decoder refused: the upstream's fault, with the decoder's reason. */
-function corruptFrame(provider: string, err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err;
-  return ERR.upstreamInvalid(provider, err instanceof Error ? err.message.slice(0, 200) : 'a stream frame could not be read');
 }

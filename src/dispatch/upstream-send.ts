@@ -125,13 +125,13 @@ function upstreamFailure(refusal: Refusal, translator: Translator, call: CallCon
     log.error({ req_id: call.requestId, provider, status: refusal.status }, 'upstream rejected the provider API key');
     return ERR.upstreamRejectedCredentials(provider);
   };
-  if (refusal.status === 401 && !translator.error) return { error: credentials(), nextRoute: false };
   if (refusal.status === 402) return { error: ERR.upstreamBilling(provider), nextRoute: false };
+  // The plugin may say the refusal was the credentials (then another route may have good ones).
+  const mapped = translator.error?.(refusal, call);
+  if (mapped?.credentials) return { error: credentials(), nextRoute: true };
+  if (refusal.status === 401) return { error: credentials(), nextRoute: false };
   const headers = retryHeaders(refusal.header);
-  if (translator.error) {
-    const mapped = translator.error(refusal, call);
-    if (mapped.credentials) return { error: credentials(), nextRoute: true };
-    if (refusal.status === 401) return { error: credentials(), nextRoute: false };
+  if (mapped) {
     if (mapped.retryAfterSeconds !== undefined && headers['retry-after'] === undefined) headers['retry-after'] = String(Math.ceil(mapped.retryAfterSeconds));
     return { error: ERR.upstreamReported(provider, mapped.status, mapped.type ?? errorTypeForStatus(mapped.status), mapped.message, headers), nextRoute: mapped.failover === true };
   }

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { FIXTURES, type RecordedRequest, type Reply } from '../support/fake-upstream.ts';
-import { call, CHAT_HEADERS, generationOf, KEYS, MESSAGES_HEADERS, startGateway, useUpstreamAndGateway } from '../support/gateway.ts';
+import { call, CHAT_HEADERS, generationOf, KEYS, MESSAGES_HEADERS, startGateway, useUpstreamAndGateway, oneKeyConfig } from '../support/gateway.ts';
 
 /**
  * The `azure` plugin (issue #15; providers.md §4) against a fake that enforces what Azure does:
@@ -20,10 +20,7 @@ const CONTENT_FILTER_ERROR = {
   error: { message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", type: null, param: 'prompt', code: 'content_filter', status: 400 },
 };
 
-const config = (url: string): string => `
-log: { level: info }
-routing: { retries: 0, circuit_breaker: { failures: 1000 } }
-auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+const config = (url: string): string => oneKeyConfig(`
 providers:
   - { id: azure, plugin: azure, base_url: "${url}/openai/v1", api_key: "${AZURE_KEY}" }
   - { id: azure-legacy, plugin: azure, base_url: "${url}", api_key: "${AZURE_KEY}", options: { api_version: 2024-10-21 } }
@@ -32,7 +29,7 @@ models:
   - { id: gpt-4o, routes: [{ provider: azure, model: my-gpt4o }], pricing: { input: 2.5, output: 10 } }
   - { id: gpt-4o-legacy, routes: [{ provider: azure-legacy, model: my-gpt4o }], pricing: { input: 2.5, output: 10 } }
   - { id: claude-foundry, routes: [{ provider: foundry-claude, model: my-claude-deployment }], pricing: { input: 3, output: 15 } }
-`;
+`);
 
 /** Azure's checks before anything else: its key in `api-key`, never a bearer token. */
 function azure(reply: (req: RecordedRequest) => Reply | undefined) {

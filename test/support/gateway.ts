@@ -60,6 +60,18 @@ ${extra}`;
 }
 
 /**
+ * The provider suites' config: one funded key (alice), no retries, breakers that stay closed
+ * (they provoke failures on purpose); `rest` adds the providers and models.
+ */
+export function oneKeyConfig(rest: string): string {
+  return `
+log: { level: info }
+routing: { retries: 0, circuit_breaker: { failures: 1000 } }
+auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+${rest}`;
+}
+
+/**
  * The standard config plus Chat upstreams in other dialects, all on the fake upstream: `or-*`
  * models go through an OpenRouter-style provider, `ds-chat` through a DeepSeek-style one.
  */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { AWS_ENV, AWS_TEST_CREDENTIALS, awsError, chunk, cutEvery, eventStream, frame, sigV4Refusal, sseEvents, useAwsEnv } from '../../support/aws-fake.ts';
 import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
-import { call, generationOf, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway, oneKeyConfig } from '../../support/gateway.ts';
 
 const post = (gateway: string, path: string, headers: Readonly<Record<string, string>>, body: unknown): ReturnType<typeof call> => call(`${gateway}${path}`, { headers: { ...headers }, body });
 
@@ -53,10 +53,7 @@ const bedrock = (path: string, reply: (req: RecordedRequest, body: Json) => Repl
   return bodyRefusal(body) ?? reply(req, body);
 };
 
-const config = (url: string): string => `
-log: { level: info }
-routing: { retries: 0, circuit_breaker: { failures: 1000 } }
-auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+const config = (url: string): string => oneKeyConfig(`
 providers:
   - { id: bedrock, plugin: bedrock, base_url: "${url}", options: { region: ${REGION} } }
   - { id: bedrock-key, plugin: bedrock, base_url: "${url}", api_key: "ABSKbedrock-api-key-0123", options: { region: ${REGION} } }
@@ -67,7 +64,7 @@ models:
   - { id: claude-bedrock-key, routes: [{ provider: bedrock-key, model: "${MODEL}" }], pricing: { input: 3, output: 15 } }
   - { id: claude-quick, routes: [{ provider: bedrock-quick, model: "${MODEL}" }], pricing: { input: 3, output: 15 } }
   - { id: claude-failover, routes: [{ provider: bedrock, model: "${MODEL}" }, { provider: anthropic, model: claude-sonnet-4-5 }], pricing: { input: 3, output: 15 } }
-`;
+`);
 
 const thinkingToolEvents = sseEvents(FIXTURES.anthropicToolSse());
 const withMetrics = (events: Json[]): Json[] =>
@@ -211,7 +208,7 @@ describe('bedrock plugin: Claude through InvokeModel', () => {
     expect(message.type).to.equal('message');
   });
 
-  it('a clock five minutes off: refused for its time, signed again with the clock corrected from Date, once', async () => {
+  it('a clock more than five minutes off: refused for its time, signed again with the clock corrected from Date, once', async () => {
     skewMs = 20 * 60_000;
     env.upstream.script(bedrock(`${PATH}/invoke`, () => ({ headers: { 'content-type': 'application/json' }, body: JSON.parse(FIXTURES.anthropicText()) as Json })));
     const message = await sdk.anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });

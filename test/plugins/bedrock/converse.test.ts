@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import { awsError, cutEvery, eventStream, frame, sigV4Refusal, useAwsEnv } from '../../support/aws-fake.ts';
 import type { RecordedRequest, Reply } from '../../support/fake-upstream.ts';
-import { call, generationOf, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway, oneKeyConfig } from '../../support/gateway.ts';
 
 /**
  * The `bedrock` plugin's Converse path (issue #15; providers.md §1.3) for models other than
@@ -57,15 +57,12 @@ const converse = (path: string, reply: (body: Json) => Reply) => async (req: Rec
 const answer = (content: Json[], stopReason: string, usage: Json = { inputTokens: 30, outputTokens: 12, totalTokens: 42 }): Reply => ({ headers: json, body: { output: { message: { role: 'assistant', content } }, stopReason, usage, metrics: { latencyMs: 300 } } });
 const event = (type: string, payload: Json): Buffer => frame(type, { ...payload, p: 'abcdefghij' });
 
-const config = (url: string): string => `
-log: { level: info }
-routing: { retries: 0, circuit_breaker: { failures: 1000 } }
-auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+const config = (url: string): string => oneKeyConfig(`
 providers:
   - { id: bedrock, plugin: bedrock, base_url: "${url}", options: { region: ${REGION} } }
 models:
   - { id: nova, routes: [{ provider: bedrock, model: "${MODEL}" }], pricing: { input: 0.8, output: 3.2 } }
-`;
+`);
 
 describe('bedrock plugin: other models through Converse', () => {
   useAwsEnv();
@@ -149,7 +146,8 @@ describe('bedrock plugin: other models through Converse', () => {
     const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${KEYS.alice}` }, body: { model: 'nova', stream: true, messages: [{ role: 'user', content: 'Hi' }] } });
     expect(res.text).to.include('modelStreamErrorException').and.include('The model failed mid-way.');
     // Mapped as Bedrock's table says: a model error is the upstream's (502, api_error).
-    expect(res.text).to.match(/"type":"api_error"|"code":"api_error"|upstream/);
+    const line = res.text.split('\n').find((l) => l.startsWith('data: {"error"'));
+    expect((JSON.parse(line!.slice(6)) as { error: Json }).error['type']).to.equal('api_error');
     expect(res.text).not.to.include('"finish_reason":"stop"');
   });
 

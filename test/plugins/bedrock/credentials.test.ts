@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AWS_ENV, AWS_TEST_CREDENTIALS, sigV4Refusal, useAwsEnv } from '../../support/aws-fake.ts';
 import { FIXTURES } from '../../support/fake-upstream.ts';
-import { call, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, MESSAGES_HEADERS, useUpstreamAndGateway, oneKeyConfig } from '../../support/gateway.ts';
 
 /**
  * Credentials that expire (issue #15; providers.md §1.4), through the real AWS credential chain:
@@ -43,17 +43,14 @@ async function ran(name: string, n: number): Promise<void> {
   }
 }
 
-const config = (url: string): string => `
-log: { level: info }
-routing: { retries: 0, circuit_breaker: { failures: 1000 } }
-auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+const config = (url: string): string => oneKeyConfig(`
 providers:
   - { id: long, plugin: bedrock, base_url: "${url}", options: { region: us-east-1, profile: long-lived } }
   - { id: short, plugin: bedrock, base_url: "${url}", options: { region: us-east-1, profile: short-lived } }
 models:
   - { id: claude-long, routes: [{ provider: long, model: anthropic.claude-sonnet-4-5-20250929-v1:0 }], pricing: { input: 3, output: 15 } }
   - { id: claude-short, routes: [{ provider: short, model: anthropic.claude-sonnet-4-5-20250929-v1:0 }], pricing: { input: 3, output: 15 } }
-`;
+`);
 
 describe('bedrock plugin: credentials that expire, from the AWS credential chain', () => {
   useAwsEnv({ ...AWS_ENV, AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_CONFIG_FILE: configFile });

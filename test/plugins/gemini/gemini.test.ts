@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { RecordedRequest, Reply } from '../../support/fake-upstream.ts';
-import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, generationOf, KEYS, MESSAGES_HEADERS, useUpstreamAndGateway, oneKeyConfig } from '../../support/gateway.ts';
 
 /**
  * The `gemini` plugin (issue #15; providers.md §3) against a fake that refuses what the Gemini API
@@ -87,15 +87,12 @@ function check(req: RecordedRequest): Reply | undefined {
   return undefined;
 }
 
-const config = (url: string): string => `
-log: { level: info }
-routing: { retries: 0, circuit_breaker: { failures: 1000 } }
-auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+const config = (url: string): string => oneKeyConfig(`
 providers:
   - { id: gemini, plugin: gemini, base_url: "${url}", api_key: "${KEY}" }
 models:
   - { id: gemini-pro, routes: [{ provider: gemini, model: gemini-3-pro }], pricing: { input: 1.25, output: 10, cache_read: 0.125 } }
-`;
+`);
 
 const generate = (path: string, reply: (req: RecordedRequest) => Reply) => (req: RecordedRequest): Reply | undefined => (req.url === path ? (check(req) ?? reply(req)) : undefined);
 const WHOLE = '/v1beta/models/gemini-3-pro:generateContent';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { FIXTURES, type RecordedRequest, type Reply } from '../../support/fake-upstream.ts';
-import { call, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway } from '../../support/gateway.ts';
+import { call, KEYS, MESSAGES_HEADERS, useSdkClients, useUpstreamAndGateway, oneKeyConfig } from '../../support/gateway.ts';
 import { GoogleTokenFake } from '../../support/google-fake.ts';
 
 /**
@@ -42,16 +42,13 @@ const vertex = (routes: Record<string, (req: RecordedRequest) => Reply>) => (req
 const config = (url: string): string => {
   tokenUri = `${url}/token`;
   const file = google.writeServiceAccount(tokenUri);
-  return `
-log: { level: info }
-routing: { retries: 0, circuit_breaker: { failures: 1000 } }
-auth: { keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 10 }] }
+  return oneKeyConfig(`
 providers:
   - { id: vertex, plugin: vertex, base_url: "${url}", options: { project: my-project, location: us-east5, credentials_file: "${file}" } }
 models:
   - { id: claude-vertex, routes: [{ provider: vertex, model: "claude-sonnet-4-5@20250929" }], pricing: { input: 3, output: 15 } }
   - { id: gemini-vertex, routes: [{ provider: vertex, model: gemini-2.5-pro }], pricing: { input: 1.25, output: 10 } }
-`;
+`);
 };
 
 describe('vertex plugin: Claude and Gemini on Vertex AI, with OAuth from a service account', () => {
