@@ -33,8 +33,10 @@ import { createGetModel, createListModels } from './http/routes/models.ts';
 import { createBalance, createGeneration } from './http/routes/billing.ts';
 import { createAdminRouter } from './http/routes/admin.ts';
 import { createMetricsRoute } from './http/routes/metrics.ts';
+import { createReloadRouter } from './http/routes/reload.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import type { Tracing } from './telemetry/tracing.ts';
+import type { ReloadResult } from './reload/reloader.ts';
 import { createResponsesRouter } from './http/routes/responses.ts';
 import type { GatewayState } from './http/state.ts';
 import type { Logger } from './log.ts';
@@ -83,6 +85,8 @@ export interface AppParts {
   readonly metrics?: GatewayMetrics;
   /** OpenTelemetry traces, when `telemetry` is set (issue #16). */
   readonly tracing?: Tracing;
+  /** Re-reads the YAML file: POST /admin/reload (issue #16). */
+  readonly reload?: () => Promise<ReloadResult>;
 }
 
 /** The Koa app: the whole middleware order, readable in one place. */
@@ -171,6 +175,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   app.use(router.allowedMethods());
   // Off unless auth.admin_key is set: then /admin/* is simply not there (404).
   if (parts.config.auth.adminKeySha256 !== null) {
+    if (parts.reload) app.use(createReloadRouter(parts.reload, parts.config.auth.adminKeySha256).routes());
     const admin = createAdminRouter(parts.store, parts.holds, parts.config.auth.keyPrefix, parts.config.auth.adminKeySha256);
     app.use(admin.routes());
     app.use(admin.allowedMethods());

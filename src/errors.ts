@@ -92,6 +92,14 @@ export const ERR = {
     }),
   invalidKey: () =>
     new GatewayError({ status: 401, code: 'GW_ERR_KEY_INVALID', message: 'invalid API key', chatCode: 'invalid_api_key' }),
+  /** POST /admin/reload with a file that cannot be used: nothing changed (issue #16). */
+  configNotReloaded: (problems: readonly string[]) =>
+    new GatewayError({
+      status: 400,
+      code: 'GW_ERR_CONFIG_NOT_RELOADED',
+      message: `the configuration was not reloaded, nothing changed: ${problems.join('; ')}`,
+      chatCode: 'config_invalid',
+    }),
   keyDisabled: () =>
     new GatewayError({ status: 401, code: 'GW_ERR_KEY_DISABLED', message: 'this API key has been disabled', chatCode: 'invalid_api_key' }),
   conflictingKeys: () =>
@@ -210,6 +218,15 @@ export const ERR = {
       message: 'GET /metrics needs the admin key, and none is configured: set auth.admin_key, or server.metrics: public',
     }),
   adminNotFound: (message: string) => new GatewayError({ status: 404, code: 'GW_ERR_ADMIN_NOT_FOUND', message }),
+  /** A dashboard form posted from another site, or from a client that does not say where from (issue #16). */
+  dashboardCrossSite: () =>
+    new GatewayError({
+      status: 403,
+      code: 'GW_ERR_DASHBOARD_CROSS_SITE',
+      type: 'permission_error',
+      message: 'the dashboard takes forms from its own pages only: Origin or Sec-Fetch-Site must name this site',
+    }),
+  dashboardLoginFailed: () => new GatewayError({ status: 401, code: 'GW_ERR_DASHBOARD_LOGIN_FAILED', message: 'that is not the admin key' }),
   generationNotFound: (id: string) =>
     new GatewayError({ status: 404, code: 'GW_ERR_GENERATION_NOT_FOUND', message: `no generation "${id}" for this key` }),
   routeNotFound: (method: string, path: string) =>

@@ -28,6 +28,8 @@ import { StoreHolds, type Holds } from './billing/holds.ts';
 import { RedisHolds } from './billing/redis-holds.ts';
 import { openLimiter } from './limits/open-limiter.ts';
 import { SYSTEM_CLOCK, type Clock } from './util/clock.ts';
+import { Generation } from './reload/generation.ts';
+import { Reloader, type ReloadResult } from './reload/reloader.ts';
 
 export interface GatewayOptions {
   /** Where log lines go; stdout by default. */
@@ -36,6 +38,8 @@ export interface GatewayOptions {
   readonly sink?: UsageSink;
   /** Time for retry waits and breaker cool-downs; the system clock by default (tests inject one). */
   readonly clock?: Clock;
+  /** Wraps what POST /admin/reload runs: a `--workers` worker reloads the others too (issue #16). */
+  readonly reload?: (local: () => Promise<ReloadResult>) => Promise<ReloadResult>;
 }
 
 /** How often this process tells the store it is alive, and when others count as dead. */
@@ -45,6 +49,7 @@ const STALE_AFTER_MS = 60_000;
 const SETTLE_WAIT_MS = 5_000;
 
 export interface Gateway {
+  /** The configuration in force now: a reload replaces it, and the app and providers with it. */
   readonly config: GatewayConfig;
   readonly app: Koa<GatewayState>;
   readonly server: http.Server;
@@ -52,6 +57,11 @@ export interface Gateway {
   readonly store: Store;
   readonly instanceId: string;
   readonly log: Logger;
+  /**
+   * Re-reads the YAML file; if valid, new requests use it at once and requests in flight finish
+   * on what they started with (issue #16). Never throws: an invalid file changes nothing.
+   */
+  reload(): Promise<ReloadResult>;
   /** Starts listening; host and port default to the config's `server` section. */
   listen(host?: string, port?: number): Promise<AddressInfo>;
   /**
@@ -72,9 +82,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     await limits.close();
     throw err;
   });
-  await store.syncConfigKeys(
-    config.auth.keys.map((k) => ({ name: k.name, sha256: k.sha256, balance: k.balanceUsd === null ? null : usdToPico(k.balanceUsd), models: k.models, limits: k.limits })),
-  );
+  await syncKeys(store, config);
   // Holds left by a process that died mid-request are settled before this one serves (issue #4).
   const instance = { id: randomUUID(), host: hostname(), pid: process.pid };
   const alive = (other: InstanceInfo): boolean => isAlive(other, instance);
@@ -112,7 +120,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const passthrough = new Passthrough(log, agents);
   const inFlight = new InFlight();
   const lifecycle = { draining: false };
-  const breakers = new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs, clock);
+  // Breaker state survives a reload unless its settings change (issue #16).
+  let breakers = new Breakers(config.routing.breakerFailures, config.routing.breakerCooldownMs, clock);
   const metrics =
     config.server.metrics === 'off'
       ? undefined
@@ -121,27 +130,56 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           { inFlight: () => settlements.inFlight, settlementsPending: () => settlements.pending, breakersOpen: () => breakers.openByProvider() },
         );
   const logSink = options.sink ?? new LogUsageSink(log);
+  const sink = metrics ? new TeeSink([logSink, metrics]) : logSink;
   const tracing = config.telemetry ? new Tracing(config.telemetry) : undefined;
-  const app = createApp({
-    config,
-    keys,
-    catalogue: new Catalogue(config.models, providers),
-    providers,
-    passthrough,
-    agents,
-    sink: metrics ? new TeeSink([logSink, metrics]) : logSink,
-    ...(metrics && { metrics }),
-    ...(tracing && { tracing }),
-    settlements,
-    holds,
-    store,
-    instanceId: instance.id,
-    breakers,
-    inFlight,
-    lifecycle,
+  // Shared by every generation: a reload must not forget who holds a concurrency slot.
+  const limiter = limits.limiter;
+  const build = (next: GatewayConfig, loaded: ReadonlyMap<string, LoadedProvider>): Generation => {
+    const app = createApp({
+      config: next,
+      keys,
+      catalogue: new Catalogue(next.models, loaded),
+      providers: loaded,
+      passthrough,
+      agents,
+      sink,
+      ...(metrics && { metrics }),
+      ...(tracing && { tracing }),
+      settlements,
+      holds,
+      store,
+      instanceId: instance.id,
+      breakers,
+      inFlight,
+      lifecycle,
+      log,
+      limiter,
+      clock,
+      reload: () => (options.reload ? options.reload(() => reloader.reload()) : reloader.reload()),
+    });
+    return new Generation(next, loaded, app);
+  };
+  let current = build(config, providers);
+  const reloader = new Reloader({
     log,
-    limiter: limits.limiter,
-    clock,
+    agents,
+    current: () => current,
+    build(next, loaded) {
+      const routing = current.config.routing;
+      if (routing.breakerFailures !== next.routing.breakerFailures || routing.breakerCooldownMs !== next.routing.breakerCooldownMs) {
+        breakers = new Breakers(next.routing.breakerFailures, next.routing.breakerCooldownMs, clock);
+      }
+      return build(next, loaded);
+    },
+    async install(next) {
+      await syncKeys(store, next.config);
+      await keys.refresh();
+      metrics?.addModels(next.config.models.map((m) => m.id));
+      server.headersTimeout = next.config.server.headersTimeoutMs;
+      server.requestTimeout = next.config.server.requestTimeoutMs;
+      log.level = next.config.log.level;
+      current = next;
+    },
   });
   // Timeouts below are enforced by a periodic sweep; Node's default sweep is every 30 s. TCP
   // keepalive probes keep a connection waiting minutes for a whole (non-streamed) answer alive
@@ -150,7 +188,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   // The sweep runs every second, or more often for timeouts under 4 s, so a cut comes within a
   // quarter of the timeout past it (tests set them short: issue #12).
   const sweepMs = Math.max(50, Math.min(1_000, config.server.headersTimeoutMs / 4, config.server.requestTimeoutMs / 4));
-  const server = http.createServer({ connectionsCheckingInterval: sweepMs, keepAlive: true, keepAliveInitialDelay: 30_000 }, app.callback());
+  const server = http.createServer({ connectionsCheckingInterval: sweepMs, keepAlive: true, keepAliveInitialDelay: 30_000 }, (req, res) => current.handle(req, res));
   // Slowloris: a client must send its headers, then its whole body, in bounded time (issue #5;
   // reliability.md §5.7). Node checks both every connectionsCheckingInterval (30 s by default).
   server.headersTimeout = config.server.headersTimeoutMs;
@@ -159,10 +197,17 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   server.keepAliveTimeout = 65_000;
 
   return {
-    config,
-    app,
+    get config() {
+      return current.config;
+    },
+    get app() {
+      return current.app;
+    },
     server,
-    providers,
+    get providers() {
+      return current.providers;
+    },
+    reload: () => reloader.reload(),
     store,
     instanceId: instance.id,
     log,
@@ -206,13 +251,20 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     await settlements.retryFailed();
     if (settlements.pending > 0) log.error({ requests: settlements.pending }, 'closing with unsettled requests; their holds are reconciled at the next start');
     keys.stop();
-    for (const provider of providers.values()) await provider.plugin.close?.();
+    for (const provider of current.providers.values()) await provider.plugin.close?.();
     // Spans still buffered go out before the process ends.
     await tracing?.shutdown().catch((err: unknown) => log.warn({ err: String(err) }, 'traces could not be sent at shutdown'));
     await limits.close();
     await store.close();
     log.flush();
   }
+}
+
+/** The file's `auth.keys` into the store: new ones added, edited ones updated, removed ones retired. */
+function syncKeys(store: Store, config: GatewayConfig): Promise<void> {
+  return store.syncConfigKeys(
+    config.auth.keys.map((k) => ({ name: k.name, sha256: k.sha256, balance: k.balanceUsd === null ? null : usdToPico(k.balanceUsd), models: k.models, limits: k.limits })),
+  );
 }
 
 /** Another gateway process is alive if it is this one, or runs on this host with its pid still there. */

@@ -53,6 +53,11 @@ export class KeyStore {
     clearInterval(this.#timer);
   }
 
+  /** Reads the keys again now, not at the next poll: a reload's keys apply at once (issue #16). */
+  async refresh(): Promise<void> {
+    await this.#reload();
+  }
+
   /** The key, or undefined when none matches. A disabled key is returned; the caller refuses it. */
   async authenticate(presented: string): Promise<ApiKey | undefined> {
     const digest = sha256(presented);

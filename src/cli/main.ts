@@ -8,6 +8,7 @@ import { createLogger } from '../log.ts';
 import { UsageError } from './usage-error.ts';
 import { PROCESS_OUTPUT, type CliOutput } from './output.ts';
 import { isWorker, runPrimary, workerCount } from './workers.ts';
+import { reloadEveryWorker, reloadOnSignals } from './reload-signals.ts';
 
 const USAGE = `usage:
   junction serve --config <file> [--host <host>] [--port <port>] [--workers <n>|auto]
@@ -62,7 +63,7 @@ async function serve(args: readonly string[]): Promise<number | null> {
   // The primary of `--workers` only forks and supervises; each worker runs the rest of this function.
   if (workers !== undefined && !isWorker()) return runPrimary(workers, config, values.config);
   const { createGateway } = await import('../gateway.ts');
-  const gateway = await createGateway(config);
+  const gateway = await createGateway(config, isWorker() ? { reload: reloadEveryWorker } : {});
   const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const lines = [
@@ -77,10 +78,11 @@ async function serve(args: readonly string[]): Promise<number | null> {
     }
   }
   process.stderr.write(`${lines.join('\n')}\n`);
+  // SIGHUP (and the supervisor, and a changed file with server.watch_config) reload the file (issue #16).
+  reloadOnSignals(() => gateway.reload(), values.config, config.server.watchConfig);
   // Graceful: stop accepting, let requests and streams finish within server.shutdown_grace_s,
   // end the rest with an in-band error, settle the ledger, exit 0 (issue #5). A second signal
   // does not cut the drain short: the grace is the operator's promise to clients.
-  const grace = config.server.shutdownGraceMs;
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -88,6 +90,8 @@ async function serve(args: readonly string[]): Promise<number | null> {
       return;
     }
     stopping = true;
+    // The grace in force now: a reload may have changed it.
+    const grace = gateway.config.server.shutdownGraceMs;
     process.stderr.write(`junction: ${signal} received, draining (up to ${grace / 1000} s)\n`);
     void gateway.close(grace).then(
       () => {

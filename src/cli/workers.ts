@@ -3,6 +3,9 @@ import { availableParallelism } from 'node:os';
 import type { GatewayConfig } from '../config/types.ts';
 import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
 import { UsageError } from './usage-error.ts';
+import { ConfigError, loadConfig } from '../config/load.ts';
+import { watchConfigFile } from '../reload/watch.ts';
+import { isMessage, RELOAD_MESSAGE, RELOAD_OTHERS_MESSAGE } from './reload-signals.ts';
 
 /** A worker that dies this soon after starting is failing to start, not crashing under load. */
 const STARTUP_MS = 5_000;
@@ -29,7 +32,8 @@ export function workerCount(value: string): number {
  * - A worker that fails while starting (a bad plugin, an unreachable database) stops the whole
  *   group: that failure would repeat.
  */
-export function runPrimary(count: number, config: GatewayConfig, configFile: string): Promise<number> {
+export function runPrimary(count: number, started: GatewayConfig, configFile: string): Promise<number> {
+  let config = started;
   if (config.storage.url === 'sqlite://:memory:') throw new UsageError('--workers needs a shared store: sqlite://:memory: would give each worker its own ledger');
   const say = (line: string): void => void process.stderr.write(`junction: ${line}\n`);
   if (config.redis === null && count > 1) {
@@ -90,6 +94,24 @@ export function runPrimary(count: number, config: GatewayConfig, configFile: str
       if (startedAt.size === 0) resolve(worst);
       for (const worker of startedAt.keys()) worker.process.kill('SIGTERM');
     };
+    // SIGHUP, a changed file (server.watch_config) or one worker's POST /admin/reload: every worker
+    // reloads (issue #16). The file is checked here first, so a broken one is reported once.
+    const reloadWorkers = (trigger: string, except?: Worker): void => {
+      if (stopping) return;
+      try {
+        config = loadConfig(configFile);
+      } catch (err) {
+        if (except === undefined) say(`${trigger}: the configuration was not reloaded, nothing changed:\n  ${err instanceof ConfigError ? err.problems.join('\n  ') : String(err)}`);
+        return;
+      }
+      if (except === undefined) say(`${trigger}: reloading ${startedAt.size} workers`);
+      for (const worker of startedAt.keys()) if (worker !== except) worker.send({ type: RELOAD_MESSAGE });
+    };
+    process.on('SIGHUP', () => reloadWorkers('SIGHUP'));
+    if (config.server.watchConfig) watchConfigFile(configFile, () => reloadWorkers('file changed'));
+    cluster.on('message', (worker, message: unknown) => {
+      if (isMessage(message, RELOAD_OTHERS_MESSAGE)) reloadWorkers('POST /admin/reload', worker);
+    });
     // A terminal's Ctrl-C reaches the workers too; each drains once whichever signal comes first.
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));

@@ -294,6 +294,7 @@ function build(
       requestTimeoutMs: seconds(raw.server.request_timeout_s) ?? DEFAULT_SERVER.requestTimeoutMs,
       keepaliveMs: seconds(raw.server.keepalive_s) ?? DEFAULT_SERVER.keepaliveMs,
       metrics: raw.server.metrics,
+      watchConfig: raw.server.watch_config,
     },
     routing: {
       retries: raw.routing.retries ?? DEFAULT_ROUTING.retries,

@@ -145,8 +145,10 @@ export const configSchema = z.strictObject({
       keepalive_s: numeric(z.number().positive().max(600)).optional(),
       /** GET /metrics (issue #16): off, public, or behind the admin key (the default). */
       metrics: z.enum(['off', 'public', 'admin']).default('admin'),
+      /** Reload the file when it changes, as on SIGHUP (issue #16). */
+      watch_config: z.boolean().default(false),
     })
-    .default({ host: '127.0.0.1', port: 8080, max_body_mb: 32, metrics: 'admin' }),
+    .default({ host: '127.0.0.1', port: 8080, max_body_mb: 32, metrics: 'admin', watch_config: false }),
   routing: z
     .strictObject({
       retries: numeric(z.number().int().min(0).max(10)).optional(),
@@ -199,7 +201,7 @@ export type RawKey = z.infer<typeof keySchema>;
 /** Every key the schema knows, for "did you mean" hints on typos. */
 export const KNOWN_KEYS: readonly string[] = [
   ...new Set([
-    'server', 'host', 'port', 'max_body_mb', 'shutdown_grace_s', 'headers_timeout_s', 'request_timeout_s', 'keepalive_s',
+    'server', 'host', 'port', 'max_body_mb', 'shutdown_grace_s', 'headers_timeout_s', 'request_timeout_s', 'keepalive_s', 'metrics', 'watch_config',
     'routing', 'retries', 'backoff_ms', 'max_retry_after_s', 'circuit_breaker', 'failures', 'cooldown_s',
     ...Object.keys(timeoutsSchema.shape),
     'responses', 'retention_days', 'storage', 'url', 'redis', 'prefix', 'log', 'level', 'auth', 'key_prefix', 'keys', 'admin_key', 'default_limits',

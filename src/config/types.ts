@@ -41,6 +41,8 @@ export interface ServerConfig {
   readonly keepaliveMs: number;
   /** Who may read GET /metrics (issue #16): nobody, anybody, or the admin key. */
   readonly metrics: 'off' | 'public' | 'admin';
+  /** Reload the file when it changes, as on SIGHUP (issue #16). */
+  readonly watchConfig: boolean;
 }
 
 /** Retries, fallbacks and circuit breakers (issue #5). */

@@ -58,7 +58,7 @@ export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer |
     }
     let response: UpstreamAnswer;
     try {
-      response = await postJson(input.agents, prepared.url, prepared.headers, prepared.body, call.signal, timers);
+      response = await postJson(input.agents.for(prepared.url, provider), prepared.url, prepared.headers, prepared.body, call.signal, timers);
     } catch (err) {
       if (input.aborted()) return failed(failureOf(input.reasonOf(err)));
       log.warn({ req_id: call.requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');

@@ -30,7 +30,7 @@ export class GatewayMetrics implements UsageSink {
   readonly #upstreamErrors: Counter<'provider' | 'error_type'>;
   readonly #fallbacks: Counter<'model'>;
   readonly #refusals: Counter<'reason'>;
-  readonly #models: ReadonlySet<string>;
+  readonly #models: Set<string>;
 
   /** Holds made and not yet settled: the reservation middleware counts them. */
   readonly openHolds: OpenHolds = { count: 0 };
@@ -68,6 +68,11 @@ export class GatewayMetrics implements UsageSink {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
     this.#clusterScrape = clusterScrape(this.registry);
   }
+  /** A reload's new models join the label's values; removed ones stay for requests still finishing. */
+  addModels(models: Iterable<string>): void {
+    for (const model of models) this.#models.add(model);
+  }
+
 
   /** The text a scrape gets: this process's metrics, or under `--workers` the whole group's. */
   async scrape(): Promise<string> {

@@ -1,21 +1,52 @@
 import http from 'node:http';
 import https from 'node:https';
 
+interface Pools {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+}
+
 /**
- * The keep-alive connection pools every upstream call shares, native and translated. Node's
- * default for http-proxy-3 is a new connection per request, 2.3x slower here
+ * The keep-alive connection pools every upstream call shares, native and translated, one pair per
+ * provider. Node's default for http-proxy-3 is a new connection per request, 2.3x slower here
  * (engineering-notes.md); undici's fetch cost a translated stream more than all its conversion.
+ * A provider changed by a reload gets fresh pools, and its old ones close once idle (issue #16).
  */
 export class UpstreamAgents {
-  readonly http = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-  readonly https = new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  readonly #pools = new Map<string, Pools>();
 
-  for(url: URL): http.Agent {
-    return url.protocol === 'https:' ? this.https : this.http;
+  for(url: URL, provider: string): http.Agent {
+    let pools = this.#pools.get(provider);
+    if (!pools) {
+      const options = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' } as const;
+      pools = { http: new http.Agent(options), https: new https.Agent(options) };
+      this.#pools.set(provider, pools);
+    }
+    return url.protocol === 'https:' ? pools.https : pools.http;
+  }
+
+  /**
+   * The providers' next requests open new connections. Requests on the old ones finish there; each
+   * old connection closes when its request ends (an agent keeps no free socket past
+   * `maxFreeSockets`), and the idle ones close now.
+   */
+  retire(providers: Iterable<string>): void {
+    for (const provider of providers) {
+      const pools = this.#pools.get(provider);
+      if (!pools) continue;
+      this.#pools.delete(provider);
+      for (const agent of [pools.http, pools.https]) {
+        agent.maxFreeSockets = 0;
+        for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+      }
+    }
   }
 
   close(): void {
-    this.http.destroy();
-    this.https.destroy();
+    for (const pools of this.#pools.values()) {
+      pools.http.destroy();
+      pools.https.destroy();
+    }
+    this.#pools.clear();
   }
 }

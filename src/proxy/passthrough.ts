@@ -216,7 +216,7 @@ export class Passthrough {
       // has nothing to bill for (finish.ts charges a dispatched request its input).
       state.outcome.dispatched = outgoing.live === undefined;
       outgoing.live?.once('end', () => (state.outcome.dispatched = true));
-      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url), buffer: outgoing.source }, (err) => {
+      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url, provider), buffer: outgoing.source }, (err) => {
         if (committed || settled) return; // a failure after the answer began is the relay's to report
         timers.clear();
         this.#log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');

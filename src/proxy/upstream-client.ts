@@ -1,6 +1,5 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { UpstreamAgents } from './agents.ts';
 import { headerText } from './headers.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
 
@@ -18,7 +17,7 @@ export interface UpstreamAnswer {
  * (issue #5) and whoever reads `body` calls `timers.touch()` per chunk.
  */
 export function postJson(
-  agents: UpstreamAgents,
+  agent: http.Agent,
   url: URL,
   headers: Readonly<Record<string, string>>,
   body: Buffer,
@@ -28,7 +27,7 @@ export function postJson(
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
-      agent: agents.for(url),
+      agent,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length, 'accept-encoding': 'identity' },
       signal,
     });

@@ -38,7 +38,7 @@ models:
     output_modalities: [text]
 `;
 
-const SERVER_DEFAULTS = { shutdownGraceMs: 30_000, headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, keepaliveMs: 15_000, metrics: 'admin' };
+const SERVER_DEFAULTS = { shutdownGraceMs: 30_000, headersTimeoutMs: 20_000, requestTimeoutMs: 120_000, keepaliveMs: 15_000, metrics: 'admin', watchConfig: false };
 
 describe('config loading', () => {
   it('loads the exact YAML shape of issue #2', () => {

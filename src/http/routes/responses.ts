@@ -87,7 +87,7 @@ function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, s
   return new Promise((resolve) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: ctx.method,
-      agent: agents.for(url),
+      agent: agents.for(url, provider),
       headers: { ...headers, accept: ctx.get('accept') || 'application/json', 'accept-encoding': 'identity', 'content-length': '0' },
     });
     // A silent upstream (before or during its answer) is cut after the provider's idle timeout.

@@ -1,0 +1,51 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Koa from 'koa';
+import type { GatewayConfig } from '../config/types.ts';
+import type { GatewayState } from '../http/state.ts';
+import type { LoadedProvider } from '../plugin-host/loader.ts';
+
+/**
+ * One version of the configuration in force: its catalogue, providers and app (issue #16). The
+ * server hands each new request to the newest generation; a request keeps the generation it
+ * arrived on to its end, streams included, so a reload never changes what it started with: its
+ * route, its prices, its plugin.
+ */
+export class Generation {
+  readonly config: GatewayConfig;
+  readonly providers: ReadonlyMap<string, LoadedProvider>;
+  readonly app: Koa<GatewayState>;
+  readonly #callback: (req: IncomingMessage, res: ServerResponse) => unknown;
+  #active = 0;
+  #idle: (() => void)[] = [];
+  /** Bound once: a per-request listener, not a per-request closure. */
+  readonly #release = (): void => {
+    if (--this.#active > 0) return;
+    const waiting = this.#idle;
+    this.#idle = [];
+    for (const resolve of waiting) resolve();
+  };
+
+  constructor(config: GatewayConfig, providers: ReadonlyMap<string, LoadedProvider>, app: Koa<GatewayState>) {
+    this.config = config;
+    this.providers = providers;
+    this.app = app;
+    this.#callback = app.callback();
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.#active++;
+    res.once('close', this.#release);
+    void this.#callback(req, res);
+  }
+
+  /** Requests still being served on this generation. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Resolves once no request is being served on this generation. */
+  idle(): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+}

@@ -1,0 +1,111 @@
+import { ConfigError, loadConfig } from '../config/load.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { Logger } from '../log.ts';
+import { loadProviders, PluginLoadError, type LoadedProvider } from '../plugin-host/loader.ts';
+import type { UpstreamAgents } from '../proxy/agents.ts';
+import { diffConfigs, effectiveConfig, type ConfigChanges } from './config-diff.ts';
+import type { Generation } from './generation.ts';
+
+/** A reload that applied (with what it changed), or one that changed nothing, with why. */
+export type ReloadResult = { readonly ok: true; readonly changes: ConfigChanges } | { readonly ok: false; readonly problems: readonly string[] };
+
+export interface ReloadParts {
+  readonly log: Logger;
+  readonly agents: UpstreamAgents;
+  current(): Generation;
+  /** Builds a generation without serving it; throws if its catalogue cannot be built. */
+  build(config: GatewayConfig, providers: ReadonlyMap<string, LoadedProvider>): Generation;
+  /** Brings the config's keys and settings into force, then serves the generation to new requests. */
+  install(next: Generation): Promise<void>;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Re-reads the YAML file and, if it is valid, serves new requests from it (issue #16). Reloads run
+ * one at a time. Providers whose settings did not change keep their plugin instance (credentials
+ * cached, connections warm); changed and new ones are created afresh, and the old instances are
+ * closed, with their connection pools, once the requests that started on them have finished.
+ */
+export class Reloader {
+  readonly #parts: ReloadParts;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(parts: ReloadParts) {
+    this.#parts = parts;
+  }
+
+  reload(): Promise<ReloadResult> {
+    const run = this.#queue.then(() => this.#reload());
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #reload(): Promise<ReloadResult> {
+    const { log, agents } = this.#parts;
+    const old = this.#parts.current();
+    let read: GatewayConfig;
+    try {
+      read = loadConfig(old.config.file, this.#parts.env);
+    } catch (err) {
+      return this.#refused(err);
+    }
+    const changes = diffConfigs(old.config, read);
+    const config = effectiveConfig(old.config, read);
+    const renewed = new Set([...changes.providers.added, ...changes.providers.changed]);
+    let fresh: Map<string, LoadedProvider>;
+    try {
+      fresh = await loadProviders(config.providers.filter((p) => renewed.has(p.id)), config.dir, log);
+    } catch (err) {
+      return this.#refused(err);
+    }
+    const providers = new Map<string, LoadedProvider>();
+    for (const provider of config.providers) {
+      const kept = old.providers.get(provider.id);
+      providers.set(provider.id, fresh.get(provider.id) ?? { ...(kept as LoadedProvider), config: provider });
+    }
+    let next: Generation;
+    try {
+      next = this.#parts.build(config, providers);
+      await this.#parts.install(next);
+    } catch (err) {
+      await closeAll(fresh.values(), log);
+      return this.#refused(err);
+    }
+    // Old instances of changed and removed providers: new requests no longer reach them.
+    const retired = [...changes.providers.changed, ...changes.providers.removed];
+    agents.retire(retired);
+    void old.idle().then(() => closeAll(retired.flatMap((id) => old.providers.get(id) ?? []), log));
+    log.info({ file: config.file, ...flatten(changes) }, 'configuration reloaded');
+    if (changes.restartRequired.length > 0) {
+      log.warn({ settings: changes.restartRequired }, 'these settings changed but need a restart; their running values stay in force');
+    }
+    return { ok: true, changes };
+  }
+
+  #refused(err: unknown): ReloadResult {
+    if (!(err instanceof ConfigError || err instanceof PluginLoadError)) {
+      const problems = [err instanceof Error ? err.message : String(err)];
+      this.#parts.log.error({ problems }, 'configuration reload failed; nothing changed');
+      return { ok: false, problems };
+    }
+    this.#parts.log.error({ problems: err.problems }, 'configuration reload refused; nothing changed');
+    return { ok: false, problems: err.problems };
+  }
+}
+
+async function closeAll(providers: Iterable<LoadedProvider>, log: Logger): Promise<void> {
+  for (const provider of providers) {
+    await Promise.resolve(provider.plugin.close?.()).catch((err: unknown) => log.warn({ provider: provider.config.id, err: String(err) }, 'a replaced provider failed to close'));
+  }
+}
+
+function flatten(changes: ConfigChanges): Record<string, string[]> {
+  return {
+    providers_added: changes.providers.added,
+    providers_changed: changes.providers.changed,
+    providers_removed: changes.providers.removed,
+    models_added: changes.models.added,
+    models_changed: changes.models.changed,
+    models_removed: changes.models.removed,
+  };
+}
