@@ -13,7 +13,7 @@ import { chatDialectOf, openaiUpstream } from '../shared/openai-upstream.ts';
  *   `https://{resource}.openai.azure.com`, and every text request goes to
  *   `/openai/deployments/{deployment}/chat/completions?api-version=…` (the deployment is in the
  *   path, so Chat clients too go through the core, their bodies unchanged but the model).
- * Claude on Azure AI Foundry speaks Messages: it is the `anthropic` plugin's (see the README).
+ * Claude on Azure AI Foundry speaks Messages: it is the `anthropic` plugin's (docs/configuration.md, "Azure").
  */
 export default definePlugin<AzureProviderOptions>({
   name: 'azure',

@@ -1,5 +1,5 @@
 /**
- * Resilience defaults (issue #5), in one place so the README can quote them.
+ * Resilience defaults (issue #5), in one place so the docs can quote them.
  *
  * Reasoning models think silently for minutes, and a whole (non-streamed) answer arrives only when
  * it is done: Anthropic's SDKs allow non-streaming requests up to about 10 minutes. So the first

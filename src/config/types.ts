@@ -118,7 +118,7 @@ export interface RouteConfig {
   readonly provider: string;
   /** The model name sent upstream; defaults to the catalogue id. */
   readonly model: string;
-  /** Share of load among adjacent weighted routes; null for an unweighted route (README, "Resilience"). */
+  /** Share of load among adjacent weighted routes; null for an unweighted route (docs/limits-and-resilience.md, "Resilience"). */
   readonly weight: number | null;
 }
 

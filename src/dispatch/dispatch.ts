@@ -77,7 +77,7 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     const usable = usableFor(candidates, route.endpoint);
     if (usable.length === 0) {
       if (COUNTING.has(route.endpoint) && ctx.state.body) {
-        // No upstream can count: answer with the local estimate (README, "count_tokens").
+        // No upstream can count: answer with the local estimate (docs/money.md, "Input-token estimate").
         await answerLocalCount(ctx);
         return;
       }

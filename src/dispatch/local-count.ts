@@ -3,7 +3,7 @@ import { inputTokensOf } from '../http/input-tokens.ts';
 import type { Endpoint } from '../formats/wire.ts';
 
 /**
- * A count answered with the local estimate (README, "count_tokens"): where no route can count,
+ * A count answered with the local estimate (docs/money.md, "Input-token estimate"): where no route can count,
  * and where the upstream's count failed (issue #15). In the counting endpoint's shape, marked as
  * an estimate.
  */

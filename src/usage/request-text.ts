@@ -3,7 +3,7 @@ import { asArray, asObject, asString, type Json } from '../formats/convert/json.
 /**
  * What a model reads from a request, for counting its input tokens (issue #4): the texts (system,
  * messages, tool calls and results, tool schemas) in request order, and a fixed token amount for
- * media a text tokenizer cannot see. The rates are documented in the README ("Input-token
+ * media a text tokenizer cannot see. The rates are documented in docs/money.md ("Input-token
  * estimate"). Texts are kept apart so that the long ones a conversation repeats on every turn
  * (tool schemas, the system prompt, earlier messages) can be counted once and remembered.
  */

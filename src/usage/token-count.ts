@@ -5,7 +5,7 @@ import { TokenizerThread } from './tokenizer-thread.ts';
 /**
  * The one input-token estimator (issue #4): it answers count_tokens where no upstream can count,
  * sizes every hold, and stands in for usage a cut stream never reported. Texts go through a real
- * tokenizer (gpt-tokenizer, o200k_base); images and PDFs count at fixed rates (README,
+ * tokenizer (gpt-tokenizer, o200k_base); images and PDFs count at fixed rates (docs/money.md,
  * "Input-token estimate").
  *
  * Cost, measured on this machine kind: 0.3 ms for 20 KB, 1.6 ms for 76 KB, about 6 ms for 150 KB.

@@ -10,7 +10,7 @@ import type { GatewayMiddleware, GatewayState, Reservation } from '../state.ts';
 
 /**
  * The estimate counts with OpenAI's o200k tokenizer; Claude's tokenizers give roughly 20–30% more
- * tokens for the same text (README, "count_tokens"). A hold must not run short: hold half again.
+ * tokens for the same text (docs/money.md, "Input-token estimate"). A hold must not run short: hold half again.
  */
 const INPUT_MARGIN = 1.5;
 /** Output held when neither the request nor the catalogue bounds it. */
