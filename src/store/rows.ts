@@ -1,4 +1,4 @@
-import { interruptedEntry, type InstanceInfo, type KeyRecord, type LedgerEntry, type LedgerRow, type ResponseRecord } from './store.ts';
+import { interruptedEntry, type AuditRow, type InstanceInfo, type SeriesPoint, type KeyRecord, type LedgerEntry, type LedgerRow, type ResponseRecord } from './store.ts';
 
 /**
  * A row as either backend returns it: better-sqlite3 with safe integers on gives INTEGER columns
@@ -100,3 +100,41 @@ export function toResponseRecord(row: Row): ResponseRecord {
     expiresAt: new Date(row['expires_at'] as string | Date),
   };
 }
+
+/** An `audit` row, from either backend (issue #16). */
+export function toAuditRow(row: Row): AuditRow {
+  const channel = String(row['channel']);
+  return {
+    id: int(row['id']),
+    at: date(row['at']),
+    actor: String(row['actor']),
+    channel: channel === 'api' || channel === 'dashboard' ? channel : 'cli',
+    client: text(row['client']),
+    action: String(row['action']),
+    keyName: text(row['key_name']),
+    amount: row['amount'] === null || row['amount'] === undefined ? null : money(row['amount']),
+    detail: text(row['detail']),
+  };
+}
+
+/** One bucket of one group, as both backends' `usageSeries` query names its columns. */
+export function toSeriesPoint(row: Row): SeriesPoint {
+  return {
+    bucket: new Date(int(row['bucket']) * 1000),
+    group: String(row['grp']),
+    requests: int(row['requests']),
+    failed: int(row['failed']),
+    charged: money(row['charged']),
+    tokens: int(row['tokens']),
+  };
+}
+
+/**
+ * The SQL both backends share for `usageSeries`: the grouping column (a fixed expression per
+ * `by`, never text from a request) and what a failure is.
+ */
+export const SERIES_GROUP = { model: "COALESCE(ledger.model, '(none)')", key: 'keys.name', provider: "COALESCE(ledger.provider, '(none)')" } as const;
+export const SERIES_SUMS = `COUNT(*) AS requests,
+  SUM(CASE WHEN ledger.status >= 500 OR (ledger.status < 400 AND ledger.outcome NOT IN ('ok', 'client_disconnected')) THEN 1 ELSE 0 END) AS failed,
+  SUM(ledger.charged) AS charged,
+  SUM(ledger.input_tokens + ledger.output_tokens + ledger.cache_read_tokens + ledger.cache_write_tokens) AS tokens`;

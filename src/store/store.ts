@@ -50,6 +50,16 @@ export interface Store {
   purgeResponses(now: Date): Promise<number>;
   /** Ledger rows, newest first. */
   usage(query: UsageQuery): Promise<LedgerRow[]>;
+  /**
+   * The ledger since a time, summed per time bucket and per model, key or provider: what the
+   * dashboard charts and its provider health read, without moving every row (issue #16).
+   */
+  usageSeries(query: SeriesQuery): Promise<SeriesPoint[]>;
+
+  /** Writes one admin action (a key created, topped up, disabled…): who, what, when; never a key. */
+  recordAudit(entry: AuditEntry): Promise<void>;
+  /** The latest audit rows, newest first. */
+  auditLog(limit: number): Promise<AuditRow[]>;
 
   /** Records this process as alive; holds it leaves behind are reconciled if it dies. */
   registerInstance(instance: InstanceInfo): Promise<void>;
@@ -176,9 +186,54 @@ export interface ResponseRecord {
 
 export interface UsageQuery {
   readonly keyId?: number;
+  /** One request's row, whichever key made it (the dashboard's search). */
+  readonly requestId?: string;
   readonly since?: Date;
   readonly until?: Date;
   readonly limit: number;
+}
+
+export interface SeriesQuery {
+  readonly since: Date;
+  /** Bucket width; buckets start at multiples of it since the Unix epoch (UTC). */
+  readonly bucketSeconds: number;
+  readonly by: 'model' | 'key' | 'provider';
+}
+
+export interface SeriesPoint {
+  readonly bucket: Date;
+  /** The model, key name or provider; `(none)` for rows without one (an interrupted hold). */
+  readonly group: string;
+  readonly requests: number;
+  /** Answers of 5xx, and answers that broke after they started (a cut stream, an interrupted hold). */
+  readonly failed: number;
+  readonly charged: Pico;
+  /** Input and output tokens, cache reads and writes included. */
+  readonly tokens: number;
+}
+
+/** Who did an admin action: the admin key (over the API or the dashboard), or an OS user (the CLI). */
+export interface AuditActor {
+  /** `admin` for the admin key; the OS user for the CLI. */
+  readonly actor: string;
+  readonly channel: 'api' | 'dashboard' | 'cli';
+  /** The client's IP address (HTTP) or the host name (CLI). */
+  readonly client: string | null;
+}
+
+export interface AuditEntry extends AuditActor {
+  /** `key.create`, `key.topup`, `key.disable`, `key.enable`, `session.login`, `session.logout`. */
+  readonly action: string;
+  readonly keyName: string | null;
+  /** A top-up, or a new key's starting balance. */
+  readonly amount: Pico | null;
+  /** Anything else worth knowing (a new key's models and limits); never a key. */
+  readonly detail: string | null;
+}
+
+export interface AuditRow extends AuditEntry {
+  readonly id: number;
+  readonly at: Date;
 }
 
 export interface InstanceInfo {

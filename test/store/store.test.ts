@@ -274,6 +274,54 @@ for (const backend of BACKENDS) {
       await store.settle(entry('r-big', key.id, 1n));
       expect((await store.findKey(key.sha256))?.balance).to.equal(big - 1n);
     });
+
+    it('writes audit rows and lists the latest first, amounts exact (issue #16)', async () => {
+      const by = { actor: 'admin', channel: 'api', client: '127.0.0.1' } as const;
+      await store.recordAudit({ ...by, action: 'key.create', keyName: 'a', amount: usd(5), detail: 'models=demo' });
+      await store.recordAudit({ actor: 'ops', channel: 'cli', client: 'host-1', action: 'key.topup', keyName: 'a', amount: 9_007_199_254_740_993n, detail: null });
+      await store.recordAudit({ ...by, channel: 'dashboard', action: 'session.login', keyName: null, amount: null, detail: null });
+      const rows = await store.auditLog(2);
+      expect(rows.map((r) => r.action)).to.deep.equal(['session.login', 'key.topup']);
+      expect(rows[1]).to.deep.include({ actor: 'ops', channel: 'cli', client: 'host-1', keyName: 'a', amount: 9_007_199_254_740_993n, detail: null });
+      expect(rows[0]?.at).to.be.instanceOf(Date);
+      expect(Math.abs((rows[0]?.at.getTime() ?? 0) - Date.now())).to.be.below(60_000);
+      expect((await store.auditLog(10))[2]).to.deep.include({ ...by, action: 'key.create', keyName: 'a', amount: usd(5), detail: 'models=demo' });
+    });
+
+    it('sums the ledger per time bucket and per model, key or provider, counting failures (issue #16)', async () => {
+      const a = await store.createKey(newKey('a', null));
+      const b = await store.createKey(newKey('b', null));
+      const at = (time: string) => ({ startedAt: new Date(`2026-11-22T${time}Z`) });
+      await store.settle(entry('s0', a.id, usd(9), at('08:59:59'))); // before `since`
+      await store.settle(entry('s1', a.id, usd(1), { ...at('10:05:00'), model: 'x' }));
+      await store.settle(entry('s2', a.id, usd(2), { ...at('10:55:00'), model: 'x', status: 502, outcome: 'GW_ERR_UPSTREAM_UNREACHABLE' }));
+      await store.settle(entry('s3', b.id, usd(4), { ...at('11:00:00'), model: 'x', outcome: 'GW_ERR_UPSTREAM_INTERRUPTED' }));
+      await store.settle(entry('s4', b.id, usd(8), { ...at('11:30:00'), model: 'y', provider: 'q', outcome: 'client_disconnected' }));
+      await store.settle(entry('s5', b.id, 0n, { ...at('11:31:00'), model: 'y', provider: 'q', status: 429, outcome: 'GW_ERR_RATE_LIMITED' }));
+      const since = new Date('2026-11-22T09:00:00Z');
+      const byModel = await store.usageSeries({ since, bucketSeconds: 3600, by: 'model' });
+      expect(byModel.map((p) => [p.bucket.toISOString().slice(11, 16), p.group, p.requests, p.failed, p.charged, p.tokens])).to.deep.equal([
+        ['10:00', 'x', 2, 1, usd(3), 30],
+        ['11:00', 'x', 1, 1, usd(4), 15],
+        ['11:00', 'y', 2, 0, usd(8), 30],
+      ]);
+      const byKey = await store.usageSeries({ since, bucketSeconds: 86400, by: 'key' });
+      expect(byKey.map((p) => [p.bucket.toISOString(), p.group, p.requests, p.charged])).to.deep.equal([
+        ['2026-11-22T00:00:00.000Z', 'a', 2, usd(3)],
+        ['2026-11-22T00:00:00.000Z', 'b', 3, usd(12)],
+      ]);
+      const byProvider = await store.usageSeries({ since, bucketSeconds: 86400, by: 'provider' });
+      expect(byProvider.map((p) => [p.group, p.requests, p.failed])).to.deep.equal([['p', 3, 2], ['q', 2, 0]]);
+    });
+
+    it('finds one request by its id, whichever key made it (the dashboard search)', async () => {
+      const a = await store.createKey(newKey('a', null));
+      const b = await store.createKey(newKey('b', null));
+      await store.settle(entry('r-a', a.id, 1n));
+      await store.settle(entry('r-b', b.id, 2n));
+      expect((await store.usage({ requestId: 'r-b', limit: 10 })).map((r) => [r.requestId, r.keyName])).to.deep.equal([['r-b', 'b']]);
+      expect(await store.usage({ requestId: 'r-none', limit: 10 })).to.deep.equal([]);
+    });
   });
 }
 

@@ -116,4 +116,23 @@ export const PG_MIGRATIONS: readonly { readonly version: number; readonly sql: s
     version: 5,
     sql: `ALTER TABLE responses ADD COLUMN body TEXT;`,
   },
+  {
+    // The dashboard (issue #16): every admin action as its own row (who, what, when; never a
+    // key), and the ledger by time, which its charts and request list read newest first.
+    version: 6,
+    sql: `
+      CREATE TABLE audit (
+        id BIGSERIAL PRIMARY KEY,
+        at TIMESTAMPTZ NOT NULL,
+        actor TEXT NOT NULL,
+        channel TEXT NOT NULL CHECK (channel IN ('api', 'dashboard', 'cli')),
+        client TEXT,
+        action TEXT NOT NULL,
+        key_name TEXT,
+        amount BIGINT,
+        detail TEXT
+      );
+      CREATE INDEX ledger_by_time ON ledger (started_at);
+    `,
+  },
 ];

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { MAX_BALANCE, picoToUsdText } from '../../billing/money.ts';
-import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, toResponseRecord, type Row } from '../rows.ts';
+import { instanceStates, interruptedHold, SERIES_GROUP, SERIES_SUMS, toAuditRow, toKeyRecord, toLedgerRow, toResponseRecord, toSeriesPoint, type Row } from '../rows.ts';
 import {
   KeyNotFoundError,
   type ConfigKeySpec,
@@ -15,6 +15,10 @@ import {
   type Store,
   type UsageQuery,
   type ResponseRecord,
+  type AuditEntry,
+  type AuditRow,
+  type SeriesPoint,
+  type SeriesQuery,
 } from '../store.ts';
 import { PG_MIGRATIONS } from './migrations.ts';
 
@@ -205,10 +209,31 @@ export class PostgresStore implements Store {
     const { rows } = await this.#pool.query(
       `SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id
        WHERE ($1::bigint IS NULL OR key_id = $1) AND ($2::timestamptz IS NULL OR started_at >= $2) AND ($3::timestamptz IS NULL OR started_at < $3)
+         AND ($5::text IS NULL OR request_id = $5)
        ORDER BY started_at DESC LIMIT $4`,
-      [query.keyId ?? null, query.since ?? null, query.until ?? null, query.limit],
+      [query.keyId ?? null, query.since ?? null, query.until ?? null, query.limit, query.requestId ?? null],
     );
     return rows.map(toLedgerRow);
+  }
+
+  async usageSeries(query: SeriesQuery): Promise<SeriesPoint[]> {
+    const { rows } = await this.#pool.query(
+      `SELECT floor(extract(epoch FROM started_at) / $1::integer)::bigint * $1::integer AS bucket, ${SERIES_GROUP[query.by]} AS grp, ${SERIES_SUMS}
+       FROM ledger JOIN keys ON keys.id = ledger.key_id WHERE started_at >= $2 GROUP BY 1, 2 ORDER BY 1, 2`,
+      [query.bucketSeconds, query.since],
+    );
+    return (rows as Row[]).map(toSeriesPoint);
+  }
+
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    await this.#pool.query(
+      'INSERT INTO audit (at, actor, channel, client, action, key_name, amount, detail) VALUES (now(), $1, $2, $3, $4, $5, $6, $7)',
+      [entry.actor, entry.channel, entry.client, entry.action, entry.keyName, entry.amount, entry.detail],
+    );
+  }
+
+  async auditLog(limit: number): Promise<AuditRow[]> {
+    return ((await this.#pool.query('SELECT * FROM audit ORDER BY id DESC LIMIT $1', [limit])).rows as Row[]).map(toAuditRow);
   }
 
   async registerInstance(instance: InstanceInfo): Promise<void> {

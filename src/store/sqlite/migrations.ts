@@ -125,4 +125,23 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
     version: 7,
     sql: `ALTER TABLE responses ADD COLUMN body TEXT;`,
   },
+  {
+    // The dashboard (issue #16): every admin action as its own row (who, what, when; never a
+    // key), and the ledger by time, which its charts and request list read newest first.
+    version: 8,
+    sql: `
+      CREATE TABLE audit (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        channel TEXT NOT NULL CHECK (channel IN ('api', 'dashboard', 'cli')),
+        client TEXT,
+        action TEXT NOT NULL,
+        key_name TEXT,
+        amount INTEGER,
+        detail TEXT
+      );
+      CREATE INDEX ledger_by_time ON ledger (started_at);
+    `,
+  },
 ];

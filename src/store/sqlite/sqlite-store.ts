@@ -16,11 +16,15 @@ import {
   type Store,
   type UsageQuery,
   type ResponseRecord,
+  type AuditEntry,
+  type AuditRow,
+  type SeriesPoint,
+  type SeriesQuery,
 } from '../store.ts';
 import { openDatabase } from './database.ts';
 import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
-import { instanceStates, interruptedHold, toKeyRecord, toLedgerRow, toResponseRecord, type Row } from '../rows.ts';
+import { instanceStates, interruptedHold, SERIES_GROUP, SERIES_SUMS, toAuditRow, toKeyRecord, toLedgerRow, toResponseRecord, toSeriesPoint, type Row } from '../rows.ts';
 
 /**
  * The embedded store: SQLite through better-sqlite3, in WAL mode. Every write that moves money is
@@ -259,10 +263,34 @@ export class SqliteStore implements Store {
     const rows = this.#sql(
         `SELECT ledger.*, keys.name AS key_name FROM ledger JOIN keys ON keys.id = ledger.key_id
          WHERE (@keyId IS NULL OR key_id = @keyId) AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at < @until)
+           AND (@requestId IS NULL OR request_id = @requestId)
          ORDER BY started_at DESC LIMIT @limit`,
       )
-      .all({ keyId: query.keyId ?? null, since: query.since?.toISOString() ?? null, until: query.until?.toISOString() ?? null, limit: query.limit });
+      .all({
+        keyId: query.keyId ?? null, since: query.since?.toISOString() ?? null, until: query.until?.toISOString() ?? null,
+        requestId: query.requestId ?? null, limit: query.limit,
+      });
     return (rows as Row[]).map(toLedgerRow);
+  }
+
+  async usageSeries(query: SeriesQuery): Promise<SeriesPoint[]> {
+    // started_at is ISO 8601 text, which strftime reads (the Z included). The width is bound as a
+    // bigint, an INTEGER, so that the division truncates: a number would bind as a REAL.
+    const rows = this.#sql(
+      `SELECT CAST(strftime('%s', started_at) AS INTEGER) / @bucket * @bucket AS bucket, ${SERIES_GROUP[query.by]} AS grp, ${SERIES_SUMS}
+       FROM ledger JOIN keys ON keys.id = ledger.key_id WHERE started_at >= @since GROUP BY 1, 2 ORDER BY 1, 2`,
+    ).all({ bucket: BigInt(query.bucketSeconds), since: query.since.toISOString() });
+    return (rows as Row[]).map(toSeriesPoint);
+  }
+
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    this.#sql('INSERT INTO audit (at, actor, channel, client, action, key_name, amount, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      now(), entry.actor, entry.channel, entry.client, entry.action, entry.keyName, entry.amount, entry.detail,
+    );
+  }
+
+  async auditLog(limit: number): Promise<AuditRow[]> {
+    return (this.#sql('SELECT * FROM audit ORDER BY id DESC LIMIT ?').all(limit) as Row[]).map(toAuditRow);
   }
 
   async registerInstance(instance: InstanceInfo): Promise<void> {
