@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { balanceAmount, picoToUsdText } from '../billing/money.ts';
-import { issueKey } from '../auth/issue-key.ts';
+import { AdminActions } from '../audit/admin-actions.ts';
+import { cliActor } from '../audit/actor.ts';
 import { loadStoreConfig, type StoreConfig } from '../config/load.ts';
 import { withAllHolds } from '../billing/holds.ts';
 import { redisHeld } from '../billing/redis-holds.ts';
@@ -34,24 +35,26 @@ export async function keysCommand(args: readonly string[], io: CliOutput = PROCE
   if (values.config === undefined) throw new UsageError(`keys ${action ?? ''} needs --config <file>`);
   const config = loadStoreConfig(values.config);
   const store = await openStore(config.storage.url);
+  // Writes leave audit rows naming the OS user and host, as the admin API's name its client (issue #16).
+  const actions = new AdminActions(store, config.auth.keyPrefix);
   try {
     switch (action) {
       case 'create':
-        return await create(store, config.auth.keyPrefix, values, io);
+        return await create(actions, values, io);
       case 'list':
         return await list(store, config, io);
       case 'topup': {
-        const key = await store.topUp(required(values.name, '--name'), usdAmount(required(values.usd, '--usd'), '--usd'));
+        const key = await actions.topUp(required(values.name, '--name'), usdAmount(required(values.usd, '--usd'), '--usd'), cliActor());
         io.out(`${key.name}: balance ${usdText(key.balance)}\n`);
         return 0;
       }
       case 'disable': {
-        const key = await store.setDisabled(required(values.name, '--name'), true);
+        const key = await actions.setDisabled(required(values.name, '--name'), true, cliActor());
         io.out(`${key.name}: disabled\n`);
         return 0;
       }
       case 'enable': {
-        const key = await store.setDisabled(required(values.name, '--name'), false);
+        const key = await actions.setDisabled(required(values.name, '--name'), false, cliActor());
         io.out(`${key.name}: active\n`);
         return 0;
       }
@@ -65,19 +68,19 @@ export async function keysCommand(args: readonly string[], io: CliOutput = PROCE
 
 type CreateFlags = { [flag in 'name' | 'balance-usd' | 'models' | 'rpm' | 'tpm' | 'concurrency']?: string | undefined };
 
-async function create(store: Store, prefix: string, values: CreateFlags, io: CliOutput): Promise<number> {
+async function create(actions: AdminActions, values: CreateFlags, io: CliOutput): Promise<number> {
   const limits = {
     rpm: positiveInt(values.rpm, '--rpm'),
     tpm: positiveInt(values.tpm, '--tpm'),
     concurrency: positiveInt(values.concurrency, '--concurrency'),
   };
   const models = values.models === undefined ? [] : values.models.split(',').map((m) => m.trim()).filter((m) => m !== '');
-  const { key, record } = await issueKey(store, prefix, {
+  const { key, record } = await actions.createKey({
     name: required(values.name, '--name'),
     balance: values['balance-usd'] === undefined ? null : usdAmount(values['balance-usd'], '--balance-usd'),
     models: models.length === 0 ? null : models,
     limits,
-  });
+  }, cliActor());
   // The key itself goes to stdout, alone, so it can be captured; it is shown this once only.
   io.out(`${key}\n`);
   io.err(`created key "${record.name}" (balance ${usdText(record.balance)}); store it now: it cannot be shown again\n`);

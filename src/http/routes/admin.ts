@@ -1,20 +1,23 @@
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
-import { issueKey, KeyRequestError } from '../../auth/issue-key.ts';
+import { KeyRequestError } from '../../auth/issue-key.ts';
+import { AdminActions } from '../../audit/admin-actions.ts';
+import { httpActor } from '../../audit/actor.ts';
 import { presentsAdminKey } from '../../auth/admin-key.ts';
 import { balanceAmount, picoToUsdNumber } from '../../billing/money.ts';
 import { ERR, GatewayError } from '../../errors.ts';
 import { decodeSegment } from '../path-segment.ts';
-import { KeyNotFoundError, type KeyRecord, type Store } from '../../store/store.ts';
+import { KeyNotFoundError, type AuditRow, type KeyRecord, type Store } from '../../store/store.ts';
 import { flattenIssues, issueMessage } from '../../validation/issues.ts';
 import type { GatewayContext, GatewayState } from '../state.ts';
 import { generationBody } from './billing.ts';
 import { withAllHolds, type Holds } from '../../billing/holds.ts';
 
 /**
- * /admin/*: what the `junction keys` CLI does, over HTTP, plus usage queries (issue #4). Off
- * unless `auth.admin_key` is set; that key is never a user key, and a user key never opens it.
+ * /admin/*: what the `junction keys` CLI does, over HTTP, plus usage queries (issue #4) and the
+ * audit of admin actions (issue #16). Off unless `auth.admin_key` is set; that key is never a user
+ * key, and a user key never opens it.
  * Admin bodies are small JSON documents, read with koa-body (unlike the model endpoints, which keep
  * the raw bytes for passthrough).
  */
@@ -23,6 +26,8 @@ export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string,
   const withHolds = (keys: readonly KeyRecord[]): Promise<KeyRecord[]> => withAllHolds(keys, (ids) => holds.heldOutsideStore(ids));
   const one = async (key: KeyRecord): Promise<Record<string, unknown>> => keyBody((await withHolds([key]))[0] ?? key);
   const adminDigest = Buffer.from(adminKeySha256, 'hex');
+  // Every write below leaves an audit row: who (the admin key, from this address), what, when.
+  const actions = new AdminActions(store, keyPrefix);
   const router = new Router<GatewayState>({ prefix: '/admin' });
   router.use(async (ctx, next) => {
     if (!presentsAdminKey(ctx, adminDigest)) throw ERR.invalidKey();
@@ -47,7 +52,7 @@ export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string,
   router.post('/keys', async (ctx) => {
     const spec = parse(newKeySchema, ctx.request.body);
     const { key, record } = await mapped('name', () =>
-      issueKey(store, keyPrefix, {
+      actions.createKey({
         name: spec.name,
         balance: spec.balance_usd === undefined ? null : usd(spec.balance_usd, 'balance_usd'),
         models: spec.models ?? null,
@@ -56,7 +61,7 @@ export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string,
           tpm: spec.limits?.tpm ?? null,
           concurrency: spec.limits?.concurrency ?? null,
         },
-      }),
+      }, httpActor(ctx, 'api')),
     );
     ctx.status = 201;
     // The key is in this response and nowhere else, ever.
@@ -64,13 +69,13 @@ export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string,
   });
   router.post('/keys/:name/topup', async (ctx) => {
     const { usd: amount } = parse(topUpSchema, ctx.request.body);
-    ctx.body = await one(await mapped('usd', () => store.topUp(nameOf(ctx), usd(amount, 'usd'))));
+    ctx.body = await one(await mapped('usd', () => actions.topUp(nameOf(ctx), usd(amount, 'usd'), httpActor(ctx, 'api'))));
   });
   router.post('/keys/:name/disable', async (ctx) => {
-    ctx.body = await one(await mapped('name', () => store.setDisabled(nameOf(ctx), true)));
+    ctx.body = await one(await mapped('name', () => actions.setDisabled(nameOf(ctx), true, httpActor(ctx, 'api'))));
   });
   router.post('/keys/:name/enable', async (ctx) => {
-    ctx.body = await one(await mapped('name', () => store.setDisabled(nameOf(ctx), false)));
+    ctx.body = await one(await mapped('name', () => actions.setDisabled(nameOf(ctx), false, httpActor(ctx, 'api'))));
   });
   router.get('/usage', async (ctx) => {
     const query = parse(usageQuerySchema, ctx.query);
@@ -83,6 +88,10 @@ export function createAdminRouter(store: Store, holds: Holds, keyPrefix: string,
       ...(query.until !== undefined && { until: new Date(query.until) }),
     });
     ctx.body = { data: rows.map(generationBody) };
+  });
+  router.get('/audit', async (ctx) => {
+    const { limit } = parse(auditQuerySchema, ctx.query);
+    ctx.body = { data: (await store.auditLog(limit)).map(auditBody) };
   });
   return router;
 }
@@ -109,6 +118,22 @@ const usageQuerySchema = z.looseObject({
   until: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(100),
 });
+
+const auditQuerySchema = z.looseObject({ limit: z.coerce.number().int().min(1).max(10_000).default(100) });
+
+function auditBody(row: AuditRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    at: row.at.toISOString(),
+    actor: row.actor,
+    channel: row.channel,
+    client: row.client,
+    action: row.action,
+    key: row.keyName,
+    amount_usd: row.amount === null ? null : picoToUsdNumber(row.amount),
+    detail: row.detail,
+  };
+}
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const result = schema.safeParse(value ?? {}, { error: issueMessage });
