@@ -32,6 +32,7 @@ import { createVersionCheck } from './http/middleware/version.ts';
 import { createGetModel, createListModels } from './http/routes/models.ts';
 import { createBalance, createGeneration } from './http/routes/billing.ts';
 import { createAdminRouter } from './http/routes/admin.ts';
+import { createDashboardRouter } from './dashboard/dashboard.ts';
 import { createMetricsRoute } from './http/routes/metrics.ts';
 import { createReloadRouter } from './http/routes/reload.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
@@ -179,6 +180,8 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     const admin = createAdminRouter(parts.store, parts.holds, parts.config.auth.keyPrefix, parts.config.auth.adminKeySha256);
     app.use(admin.routes());
     app.use(admin.allowedMethods());
+    // The same key opens the dashboard's login; without it /dashboard is not there either (issue #16).
+    app.use(createDashboardRouter(parts, parts.config.auth.adminKeySha256).routes());
   }
   return app;
 }

@@ -81,6 +81,14 @@ export class Breakers {
     return open;
   }
 
+  /** Each route that has had a request, and its breaker's state: the dashboard's health page (issue #16). */
+  routes(): { provider: string; upstreamModel: string; state: CircuitBreaker['state']; retryInMs: number }[] {
+    return [...this.#byRoute].map(([key, breaker]) => {
+      const cut = key.indexOf('\u0000');
+      return { provider: key.slice(0, cut), upstreamModel: key.slice(cut + 1), state: breaker.state, retryInMs: breaker.msUntilRetry() };
+    });
+  }
+
   for(provider: string, upstreamModel: string): CircuitBreaker {
     const key = `${provider}\u0000${upstreamModel}`;
     let breaker = this.#byRoute.get(key);
