@@ -36,7 +36,7 @@ export function summarise(rounds) {
   return out;
 }
 
-export function targets(s, countTokens, held, rounds) {
+export function targets(s, countTokens, held, rounds, metrics) {
   const ct = { p99: median(countTokens.map((c) => c.p99)), lag: median(countTokens.map((c) => c.lagP99Ms)) };
   const native = held.find((h) => h.arm === 'native');
   const translated = held.find((h) => h.arm === 'translated');
@@ -69,12 +69,13 @@ export function targets(s, countTokens, held, rounds) {
     ['RSS per open stream ≤ 64 KB (translated), KB', translated?.kbPerStream, (v) => v <= 64],
     ['count_tokens 150 KB p99 ≤ 25 ms, ms', ct.p99, (v) => v <= 25],
     ['event-loop lag p99 < 20 ms during count_tokens, ms', ct.lag, (v) => v < 20],
+    ...(metrics ? [['metrics on ≥ 0.97× metrics off (small Chat, native)', metrics.median, (v) => v >= 0.97]] : []),
   ].map(([name, value, ok]) => ({ name, value, pass: Number.isFinite(value) && ok(value) }));
 }
 
 export function writeReport(results, options) {
   const s = summarise(results.rounds);
-  const checks = targets(s, results.countTokens, results.held, results.rounds);
+  const checks = targets(s, results.countTokens, results.held, results.rounds, results.metrics);
   const sha = safe(() => execSync('git rev-parse --short HEAD', { cwd: options.root }).toString().trim());
   const lines = [
     '# Benchmark results',
@@ -106,6 +107,16 @@ export function writeReport(results, options) {
       '|---|---|---|',
       `| --workers 1 | ${fmt(one, 0)} | 1 |`,
       `| --workers auto (${w[0].workers}) | ${fmt(auto, 0)} | ${fmt(median(w.map((r) => r.auto / r.one)))} |`,
+    );
+  }
+  if (results.metrics) {
+    const m = results.metrics;
+    lines.push(
+      '',
+      `| metrics (issue #16), small Chat, native, concurrency 32 | metrics on req/s | off req/s | on/off |`,
+      '|---|---|---|---|',
+      ...m.rounds.map((r, i) => `| round ${i + 1} | ${fmt(r.on, 0)} | ${fmt(r.off, 0)} | ${fmt(r.ratio, 3)} |`),
+      `| median | | | ${fmt(m.median, 3)} |`,
     );
   }
   if (results.bedrockCosts) {

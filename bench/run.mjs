@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { holdStreams, latency, median, throughput } from './load.mjs';
 import { writeReport, writeMediaReport } from './report.mjs';
 import { mediaScenario } from './media.mjs';
+import { metricsOverhead } from './metrics-overhead.mjs';
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(DIR, '..');
@@ -35,9 +36,9 @@ const pinned = spawnSync('taskset', ['-V']).status === 0;
 const pin = (core, cmd, args) => (pinned ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args]);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]); // the load generator shares core 0 with the simulator
 
-function start(core, cmd, args) {
+function start(core, cmd, args, env = {}) {
   const [bin, argv] = pin(core, cmd, args);
-  const child = spawn(bin, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const child = spawn(bin, argv, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -169,6 +170,8 @@ try {
     }
   }
   results.workers = await workersScenario();
+  // Issue #16: metrics on against off, both arms on the core under test.
+  results.metrics = await metricsOverhead(upstream.url, QUICK ? 2 : ROUNDS + 1, QUICK ? 0.8 : SECONDS, (line) => process.stderr.write(line), (args, env) => start(1, process.execPath, args, env));
   results.media = await media();
   results.bedrockCosts = bedrockCosts();
 } finally {
