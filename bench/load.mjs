@@ -1,6 +1,7 @@
 // The load generator's measurements (issue #6): closed-loop throughput at a fixed concurrency,
 // sequential latency at concurrency 1, time to the first content byte of a stream, and many
 // streams held open at once. Keep-alive connections throughout, as real clients use them.
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 
 /** One POST, read to its end. Resolves with { ms, ttfbMs, bytes, ok }. */
@@ -22,8 +23,32 @@ export function post(agent, url, path, headers, body) {
   });
 }
 
-/** Requests per second at `concurrency` over `seconds`, after a short warm-up. */
-export async function throughput(url, path, headers, body, concurrency, seconds) {
+/**
+ * CPU time a process has used, in microseconds: every thread's, from /proc/<pid>/task/<tid>/schedstat
+ * (its first field is nanoseconds on a CPU), so V8's GC helper threads count too (issue #17).
+ * Null where /proc has no such file (not Linux).
+ */
+export function cpuMicros(pid) {
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+    return ns / 1000;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Requests per second at `concurrency` over `seconds`, after a short warm-up; with `pid`, also the
+ * CPU the process under test spent per request over the same window (`cpuUs`).
+ */
+export async function throughput(url, path, headers, body, concurrency, seconds, pid) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const run = async (ms) => {
     const end = performance.now() + ms;
@@ -41,10 +66,14 @@ export async function throughput(url, path, headers, body, concurrency, seconds)
     return { done, failed };
   };
   await run(Math.min(1000, seconds * 300));
+  const cpuBefore = pid === undefined ? null : cpuMicros(pid);
   const start = performance.now();
   const { done, failed } = await run(seconds * 1000);
+  const elapsed = (performance.now() - start) / 1000;
+  const cpuAfter = pid === undefined ? null : cpuMicros(pid);
   agent.destroy();
-  return { rps: done / ((performance.now() - start) / 1000), failed };
+  const cpuUs = cpuBefore === null || cpuAfter === null || done === 0 ? null : (cpuAfter - cpuBefore) / done;
+  return { rps: done / elapsed, failed, cpuUs };
 }
 
 /** Sequential requests: p50 and p99 of the whole request and of the first byte. */

@@ -10,13 +10,17 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { holdStreams, latency, median, throughput } from './load.mjs';
-import { writeReport, writeMediaReport } from './report.mjs';
+import { writePartialReport, writeReport, writeMediaReport } from './report.mjs';
 import { mediaScenario } from './media.mjs';
 import { metricsOverhead } from './metrics-overhead.mjs';
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(DIR, '..');
 const QUICK = process.argv.includes('--quick');
+// `--only chat-small,claude-code`: those scenarios alone, for an A/B of one change (issue #17). A
+// partial run prints its table and writes results-partial.json, never RESULTS.md.
+const onlyArg = process.argv.indexOf('--only');
+const ONLY = onlyArg > 0 ? new Set(process.argv[onlyArg + 1].split(',')) : null;
 // Only issue #13's media runs (upload and speech), reported in their own section of RESULTS.md.
 const MEDIA_ONLY = process.argv.includes('--media');
 const roundsArg = process.argv.indexOf('--rounds');
@@ -99,12 +103,14 @@ const SCENARIOS = [
   { id: 'bedrock-stream', title: '10. Messages stream, 64 events (translated arm: Claude on Bedrock, signed, event stream)', format: 'messages', stream: true, foreign: 'b/', body: (p) => small(`${p}${SIM}`, true) },
 ];
 
-async function measure(target, scenario, prefix, headers = HEADERS[scenario.format]) {
+async function measure(proc, scenario, prefix, headers = HEADERS[scenario.format]) {
   const body = scenario.body(prefix);
   const route = PATH[scenario.format];
-  const { rps, failed } = await throughput(target, route, headers, body, CONCURRENCY, SECONDS);
-  const lat = await latency(target, route, headers, body, SEQUENTIAL);
-  return { rps, ...lat, failed: failed + lat.failed };
+  // CPU per request of the process under test (issue #17): req/s alone flatters an arm whenever the
+  // core running the simulator and the load generator, not the arm's own, is the one that is full.
+  const { rps, failed, cpuUs } = await throughput(proc.url, route, headers, body, CONCURRENCY, SECONDS, proc.child.pid);
+  const lat = await latency(proc.url, route, headers, body, SEQUENTIAL);
+  return { rps, cpuUs, ...lat, failed: failed + lat.failed };
 }
 
 const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
@@ -138,22 +144,26 @@ if (MEDIA_ONLY) {
 try {
   for (let round = 0; round < ROUNDS; round++) {
     const row = {};
-    for (const scenario of SCENARIOS) {
+    for (const scenario of SCENARIOS.filter((sc) => ONLY === null || ONLY.has(sc.id))) {
       const arms = [
-        ['direct', upstream.url, NATIVE[scenario.format]],
-        ['bare', bare.url, NATIVE[scenario.format]],
-        ['native', junction.url, NATIVE[scenario.format]],
-        ...((scenario.foreign ?? FOREIGN[scenario.format]) ? [['translated', junction.url, scenario.foreign ?? FOREIGN[scenario.format]]] : []),
-        ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey.url, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
+        ['direct', upstream, NATIVE[scenario.format]],
+        ['bare', bare, NATIVE[scenario.format]],
+        ['native', junction, NATIVE[scenario.format]],
+        ...((scenario.foreign ?? FOREIGN[scenario.format]) ? [['translated', junction, scenario.foreign ?? FOREIGN[scenario.format]]] : []),
+        ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
       // Rotate the order each round so no arm always runs first (warm caches, background load).
       const order = arms.map((_, i) => arms[(i + round) % arms.length]);
       row[scenario.id] = {};
-      for (const [arm, url, prefix, headers] of order) row[scenario.id][arm] = await measure(url, scenario, prefix, headers);
+      for (const [arm, proc, prefix, headers] of order) row[scenario.id][arm] = await measure(proc, scenario, prefix, headers);
       process.stderr.write(`round ${round + 1}/${ROUNDS} ${scenario.id} ✓\n`);
     }
     results.rounds.push(row);
-    results.countTokens.push(await countTokens());
+    if (ONLY === null) results.countTokens.push(await countTokens());
+  }
+  if (ONLY !== null) {
+    writePartialReport(results, { dir: DIR });
+    process.exit(0);
   }
   // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
   // so a process that already served another arm would hide this one's growth.

@@ -14,10 +14,16 @@ import type { UpstreamTimers } from './upstream-timers.ts';
  * TrueFoundry and Portkey#741 fail over on it too). `events` holds whole events only.
  */
 export function leadingError(events: Buffer, format: WireFormat, provider: string): GatewayError | undefined {
-  const text = events.toString('utf8', 0, Math.min(events.length, 64 * 1024));
-  for (const block of text.split(/\r?\n\r?\n/)) {
+  // Only the first real event matters: it is found by its blank line and decoded alone, rather
+  // than the whole first read split into events (issue #17: 29 µs on a 64-event read).
+  for (let start = 0; start < events.length; ) {
+    const end = Math.min(eventEnd(events, start), start + 64 * 1024);
+    const block = events.toString('utf8', start, end);
+    start = end;
     const lines = block.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith(':'));
     if (lines.length === 0) continue; // a comment-only event: keep looking for the first real one
+    // An event that never says "error" is not one: most streams end their check here, unparsed.
+    if (!block.includes('error')) return undefined;
     const eventName = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
     const data = lines
       .filter((line) => line.startsWith('data:'))
@@ -36,6 +42,19 @@ export function leadingError(events: Buffer, format: WireFormat, provider: strin
     return isError ? reportedError(provider, asObject(payload['error'] ?? payload)) : undefined;
   }
   return undefined;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Where the event starting at `start` ends: just past its blank line (LF LF, or CRLF CRLF), or the buffer's end. */
+function eventEnd(events: Buffer, start: number): number {
+  for (let i = events.indexOf(LF, start); i !== -1; i = events.indexOf(LF, i + 1)) {
+    const next = events[i + 1];
+    if (next === LF) return i + 2;
+    if (next === CR && events[i + 2] === LF) return i + 3;
+  }
+  return events.length;
 }
 
 /** What a stream sent before the gateway committed to it: the raw chunks (for the usage tap) and its first whole events. */

@@ -43,6 +43,16 @@ interface AttemptHooks {
 }
 
 /**
+ * The attempt's hooks and the client's own headers ride on the request itself. WeakMaps keyed by
+ * the request kept each request's whole graph (ctx, timers, body) alive past the young generation:
+ * ephemeron entries wait for a full mark-compact, so everything was promoted (issue #17;
+ * hot-path-profile.md §3: about 175 µs of GC per small request).
+ */
+const HOOKS = Symbol('junction.attemptHooks');
+const CLIENT_HEADERS = Symbol('junction.clientHeaders');
+type ProxiedRequest = IncomingMessage & { [HOOKS]?: AttemptHooks; [CLIENT_HEADERS]?: IncomingHttpHeaders };
+
+/**
  * Native passthrough through one shared http-proxy-3 server. The client's bytes go upstream
  * unchanged (read once, sent with the `buffer` option); only `model` is rewritten when the route
  * names another upstream model. We handle the response ourselves (`selfHandleResponse`) to apply
@@ -53,24 +63,22 @@ interface AttemptHooks {
 export class Passthrough {
   readonly #proxy: ProxyServer;
   readonly #log: Logger;
-  readonly #hooks = new WeakMap<IncomingMessage, AttemptHooks>();
-  /** The client's own headers: each attempt filters them afresh for its target. */
-  readonly #clientHeaders = new WeakMap<IncomingMessage, IncomingHttpHeaders>();
   readonly #agents: UpstreamAgents;
 
   constructor(log: Logger, agents: UpstreamAgents) {
     this.#log = log;
     this.#agents = agents;
     this.#proxy = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
-    this.#proxy.on('proxyReq', (proxyReq, req) => this.#hooks.get(req)?.onProxyReq(proxyReq));
-    this.#proxy.on('proxyRes', (proxyRes, req) => this.#hooks.get(req)?.onProxyRes(proxyRes));
+    this.#proxy.on('proxyReq', (proxyReq, req) => (req as ProxiedRequest)[HOOKS]?.onProxyReq(proxyReq));
+    this.#proxy.on('proxyRes', (proxyRes, req) => (req as ProxiedRequest)[HOOKS]?.onProxyRes(proxyRes));
     // Every web() call passes its own error callback; this listener only keeps a stray error
     // from being thrown (http-proxy-3 throws when no listener exists).
     this.#proxy.on('error', (err) => this.#log.warn({ err: err.message }, 'proxy error'));
   }
 
   serve(ctx: GatewayContext, target: NativeTarget, attempt: Attempt): Promise<AttemptResult> {
-    const { state, req, res } = ctx;
+    const { state, res } = ctx;
+    const req: ProxiedRequest = ctx.req;
     const { route, raw, scan, body, upload } = state;
     if (!route || !body || (!upload && (!raw || !scan))) throw ERR.internal();
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
@@ -78,8 +86,9 @@ export class Passthrough {
     const outgoing = upload ? formBody(upload, route) : jsonBody(raw as Buffer, scan as JsonScan, body, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
-    const incoming = this.#clientHeaders.get(req) ?? req.headers;
-    this.#clientHeaders.set(req, incoming);
+    // The client's own headers: each attempt filters them afresh for its target.
+    const incoming = req[CLIENT_HEADERS] ?? req.headers;
+    req[CLIENT_HEADERS] = incoming;
     req.headers = target.filterHeaders(incoming, outgoing.shape);
     // With traces on, the attempt's span continues upstream in place of the client's (issue #16).
     if (state.traceparent) req.headers['traceparent'] = state.traceparent;
@@ -155,7 +164,7 @@ export class Passthrough {
         interrupt = relayNative({ ctx, provider, proxyRes, timers, primed });
       };
 
-      this.#hooks.set(req, {
+      req[HOOKS] = {
         onProxyReq: (request) => {
           proxyReq = request;
           timers.watch(request);
@@ -203,7 +212,7 @@ export class Passthrough {
           }
           commitTo(proxyRes, undefined);
         },
-      });
+      };
       // A fault in a form found while it streams (the size limit, a missing or wrong file): the
       // upstream request is aborted before the form's end, so the upstream never gets a whole form.
       outgoing.live?.on('error', (err) => {

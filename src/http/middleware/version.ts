@@ -9,10 +9,17 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
  * and Claude Code 2023-06-01. Native routes forward the header unchanged.
  */
 export function createVersionCheck(minimum = '2023-06-01'): GatewayMiddleware {
+  // Clients send one or two values; each is checked once, not with a Date per request (issue #17).
+  // Only accepted values are kept, and only a few, so a client cannot grow the set.
+  const accepted = new Set<string>();
   return async (ctx, next) => {
-    const version = ctx.get('anthropic-version').trim();
-    if (version === '') throw ERR.versionMissing();
-    if (!isRealDate(version) || version < minimum) throw ERR.versionInvalid(version);
+    const sent = ctx.req.headers['anthropic-version'];
+    const version = (typeof sent === 'string' ? sent : (sent?.[0] ?? '')).trim();
+    if (!accepted.has(version)) {
+      if (version === '') throw ERR.versionMissing();
+      if (!isRealDate(version) || version < minimum) throw ERR.versionInvalid(version);
+      if (accepted.size < 16) accepted.add(version);
+    }
     await next();
   };
 }
