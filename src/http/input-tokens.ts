@@ -1,4 +1,5 @@
 import { countInputTokens } from '../usage/token-count.ts';
+import { jsonText } from './json-text.ts';
 import type { GatewayState } from './state.ts';
 
 /**
@@ -33,7 +34,9 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
   const { route, body, raw, scan, key } = state;
   if (!route || !body) return 0;
   const tools = scan?.fields.get('tools');
-  const toolsText = raw && tools ? raw.toString('utf8', tools.start, tools.end) : undefined;
+  // Read as jsonText reads a body: a non-ASCII character becomes its `\u` escape, a few tokens more
+  // for the estimate, and the 40 KB stays a one-byte string, 5× faster to make (issue #17).
+  const toolsText = raw && tools ? jsonText(raw.subarray(tools.start, tools.end)) : undefined;
   const format = COUNTED_AS[route.endpoint];
   state.inputTokens = await countInputTokens(format, body, String(key?.id ?? ''), toolsText);
   return state.inputTokens;

@@ -3,6 +3,7 @@ import type { Readable, Transform } from 'node:stream';
 import { bodyDecoder, ZSTD_SUPPORTED } from '../body-decoding.ts';
 import { ERR } from '../../errors.ts';
 import { scanJson } from '../json-scan.ts';
+import { jsonText } from '../json-text.ts';
 import type { GatewayMiddleware } from '../state.ts';
 
 export interface BodyReaderOptions {
@@ -30,7 +31,8 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     if (scan.tooDeep) throw ERR.jsonTooDeep(options.maxDepth);
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      // Not raw.toString('utf8'): a large body with one non-ASCII character decodes 6× slower (json-text.ts).
+      body = JSON.parse(jsonText(raw));
     } catch (err) {
       throw ERR.invalidJson(err instanceof Error ? err.message : 'unparseable');
     }
