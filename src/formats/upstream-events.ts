@@ -9,16 +9,18 @@ import { asArray, asNumber, asObject, asString, isObject, type Json } from './co
  */
 
 /**
- * The text each parsed event came from, while the object is alive: an event passed on unchanged
- * (the same-format path) is written to the client as the upstream wrote it, not stringified again
- * (sse/encode.ts). Changed events are new objects, so never found here. Text holding a line
- * break is not kept: one `data:` line must carry it.
+ * The text each parsed event came from: an event passed on unchanged (the same-format path) is
+ * written to the client as the upstream wrote it, not stringified again (sse/encode.ts). Changed
+ * events are new objects, so carry none: the property is not enumerable, so a spread copy does not
+ * take it. Text holding a line break is not kept: one `data:` line must carry it. A property, not
+ * a WeakMap keyed by the event: ephemeron entries keep every event alive until a full GC
+ * (issue #17, as the passthrough's were: hot-path-profile.md §3).
  */
-const RAW = new WeakMap<object, string>();
+const RAW = Symbol('junction.rawJson');
 
 /** The JSON text an event was parsed from, if it is passed on as it came. */
 export function rawJson(event: object): string | undefined {
-  return RAW.get(event);
+  return (event as { [RAW]?: string })[RAW];
 }
 
 /** An event's data as a JSON object, or the upstream fault it is. */
@@ -30,7 +32,7 @@ export function parse(event: SseEvent, provider: string): Json {
     throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
   }
   if (!isObject(value)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
-  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) RAW.set(value, event.data);
+  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) Object.defineProperty(value, RAW, { value: event.data });
   return value;
 }
 
