@@ -9,18 +9,21 @@ import { asArray, asNumber, asObject, asString, isObject, type Json } from './co
  */
 
 /**
- * The text each parsed event came from: an event passed on unchanged (the same-format path) is
- * written to the client as the upstream wrote it, not stringified again (sse/encode.ts). Changed
- * events are new objects, so carry none: the property is not enumerable, so a spread copy does not
- * take it. Text holding a line break is not kept: one `data:` line must carry it. A property, not
- * a WeakMap keyed by the event: ephemeron entries keep every event alive until a full GC
- * (issue #17, as the passthrough's were: hot-path-profile.md §3).
+ * The text the last parsed event came from: an event passed on unchanged (the same-format path)
+ * is written to the client as the upstream wrote it, not stringified again (sse/encode.ts). It is
+ * found by identity, so a changed event (a new object) or another stream's never takes it, and an
+ * event encoded after the next one was parsed is simply stringified. An event is encoded in the
+ * same turn it was parsed in, through the generators, so the slot is almost always the one asked
+ * for. One slot, not a WeakMap keyed by every event (whose ephemeron entries kept each event alive
+ * until a full GC) nor a property on it (defineProperty cost 0.5 µs an event): issue #17. Text
+ * holding a line break is not kept: one `data:` line must carry it.
  */
-const RAW = Symbol('junction.rawJson');
+let lastEvent: object | undefined;
+let lastText = '';
 
 /** The JSON text an event was parsed from, if it is passed on as it came. */
 export function rawJson(event: object): string | undefined {
-  return (event as { [RAW]?: string })[RAW];
+  return event === lastEvent ? lastText : undefined;
 }
 
 /** An event's data as a JSON object, or the upstream fault it is. */
@@ -32,7 +35,10 @@ export function parse(event: SseEvent, provider: string): Json {
     throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
   }
   if (!isObject(value)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
-  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) Object.defineProperty(value, RAW, { value: event.data });
+  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) {
+    lastEvent = value;
+    lastText = event.data;
+  }
   return value;
 }
 
