@@ -1,4 +1,4 @@
-import { scanJson, spliceFields } from '../http/json-scan.ts';
+import { scanJson } from '../http/json-scan.ts';
 
 /**
  * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
@@ -76,20 +76,22 @@ export class ChatStreamRewriter {
   }
 }
 
-/** A whole Chat answer with `usage.cost` set, its other bytes unchanged. */
+/**
+ * A whole Chat answer with `usage.cost` set, its other bytes unchanged. Only the usage value is
+ * parsed and rewritten (issue #17: the whole answer was parsed twice more here, once to read it and
+ * once to check the splice).
+ */
 export function addCostToBody(body: Buffer, addCost: AddCost): Buffer {
   const scan = scanJson(body, 128, USAGE_KEY);
   const range = scan.fields.get('usage');
   if (scan.tooDeep || !range) return body;
-  let parsed: Record<string, unknown>;
   let usage: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    usage = parsed['usage'];
+    usage = JSON.parse(body.toString('utf8', range.start, range.end));
   } catch {
     return body;
   }
-  if (typeof usage !== 'object' || usage === null) return body;
-  const edited = { ...(usage as Record<string, unknown>), cost: addCost(usage as Record<string, unknown>) };
-  return spliceFields(body, { ...scan, fields: new Map([['usage', range]]) }, parsed, { usage: edited });
+  if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return body;
+  const edited = JSON.stringify({ ...(usage as Record<string, unknown>), cost: addCost(usage as Record<string, unknown>) });
+  return Buffer.concat([body.subarray(0, range.start), Buffer.from(edited), body.subarray(range.end)]);
 }
