@@ -134,7 +134,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const tracing = config.telemetry ? new Tracing(config.telemetry) : undefined;
   // Shared by every generation: a reload must not forget who holds a concurrency slot.
   const limiter = limits.limiter;
-  const build = (next: GatewayConfig, loaded: ReadonlyMap<string, LoadedProvider>): Generation => {
+  const build = (next: GatewayConfig, loaded: ReadonlyMap<string, LoadedProvider>, nextBreakers: Breakers, previous?: Generation): Generation => {
     const app = createApp({
       config: next,
       keys,
@@ -149,7 +149,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       holds,
       store,
       instanceId: instance.id,
-      breakers,
+      breakers: nextBreakers,
       inFlight,
       lifecycle,
       log,
@@ -157,23 +157,26 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       clock,
       reload: () => (options.reload ? options.reload(() => reloader.reload()) : reloader.reload()),
     });
-    return new Generation(next, loaded, app);
+    return new Generation(next, loaded, app, nextBreakers, previous);
   };
-  let current = build(config, providers);
+  let current = build(config, providers, breakers);
   const reloader = new Reloader({
     log,
     agents,
     current: () => current,
+    closing: () => lifecycle.draining,
     build(next, loaded) {
+      // Nothing shared changes here: a reload that fails after this leaves the breakers in force.
       const routing = current.config.routing;
-      if (routing.breakerFailures !== next.routing.breakerFailures || routing.breakerCooldownMs !== next.routing.breakerCooldownMs) {
-        breakers = new Breakers(next.routing.breakerFailures, next.routing.breakerCooldownMs, clock);
-      }
-      return build(next, loaded);
+      const same = routing.breakerFailures === next.routing.breakerFailures && routing.breakerCooldownMs === next.routing.breakerCooldownMs;
+      return build(next, loaded, same ? breakers : new Breakers(next.routing.breakerFailures, next.routing.breakerCooldownMs, clock), current);
     },
     async install(next) {
+      // The one step that can fail, and it comes before anything else changes.
       await syncKeys(store, next.config);
-      await keys.refresh();
+      // The keys are in the store now; a failed re-read only leaves them to the next poll.
+      await keys.refresh().catch((err: unknown) => log.warn({ err: String(err) }, 'reloaded keys are stored; they apply at the next poll'));
+      breakers = next.breakers;
       metrics?.addModels(next.config.models.map((m) => m.id));
       server.headersTimeout = next.config.server.headersTimeoutMs;
       server.requestTimeout = next.config.server.requestTimeoutMs;
@@ -232,6 +235,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     // Stop taking work: no new connections, idle keep-alive ones closed, and a request that
     // still arrives on a busy one is refused with 503 (issue #5; reliability.md §2.5).
     lifecycle.draining = true;
+    // A reload under way finishes first (new ones are refused), so the providers closed below are
+    // the last ones in force.
+    await reloader.settled();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     // In-flight requests and streams may finish within the grace; the rest are ended with an

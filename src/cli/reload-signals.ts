@@ -28,7 +28,7 @@ export function reloadOnSignals(reload: () => Promise<ReloadResult>, file: strin
       if (isMessage(message, RELOAD_MESSAGE)) run(`worker ${process.pid}`);
     });
   } else if (watchFile) {
-    watchConfigFile(file, () => run('file changed'));
+    watchConfigFile(file, () => run('file changed'), (err) => process.stderr.write(`junction: server.watch_config: cannot watch ${file} (${err.message}); SIGHUP still reloads it\n`));
   }
 }
 
@@ -38,7 +38,7 @@ export function reloadOnSignals(reload: () => Promise<ReloadResult>, file: strin
  */
 export function reloadEveryWorker(local: () => Promise<ReloadResult>): Promise<ReloadResult> {
   return local().then((result) => {
-    if (result.ok && cluster.isWorker) process.send?.({ type: RELOAD_OTHERS_MESSAGE });
+    if (result.ok && cluster.isWorker && process.connected) process.send?.({ type: RELOAD_OTHERS_MESSAGE }, undefined, undefined, () => undefined);
     return result;
   });
 }

@@ -105,10 +105,13 @@ export function runPrimary(count: number, started: GatewayConfig, configFile: st
         return;
       }
       if (except === undefined) say(`${trigger}: reloading ${startedAt.size} workers`);
-      for (const worker of startedAt.keys()) if (worker !== except) worker.send({ type: RELOAD_MESSAGE });
+      for (const worker of startedAt.keys()) {
+        // A worker on its way out may have closed its channel already: sending would throw.
+        if (worker !== except && worker.isConnected()) worker.send({ type: RELOAD_MESSAGE }, undefined, () => undefined);
+      }
     };
     process.on('SIGHUP', () => reloadWorkers('SIGHUP'));
-    if (config.server.watchConfig) watchConfigFile(configFile, () => reloadWorkers('file changed'));
+    if (config.server.watchConfig) watchConfigFile(configFile, () => reloadWorkers('file changed'), (err) => say(`server.watch_config: cannot watch ${configFile} (${err.message}); SIGHUP still reloads it`));
     cluster.on('message', (worker, message: unknown) => {
       if (isMessage(message, RELOAD_OTHERS_MESSAGE)) reloadWorkers('POST /admin/reload', worker);
     });

@@ -145,7 +145,10 @@ export interface ProviderPlugin {
    * Optional: without it the core derives the list from the capabilities above (since 1.1.0).
    */
   readonly parameters?: readonly string[];
-  /** Called once when the gateway shuts down. */
+  /**
+   * Called once, when the gateway shuts down, or when a reload replaced or removed this provider and
+   * the last request that started on it has ended (issue #16). Never called twice.
+   */
   close?(): void | Promise<void>;
 }
 

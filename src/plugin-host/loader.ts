@@ -54,7 +54,11 @@ export async function loadProviders(
       problems.push(...(err instanceof PluginLoadError ? err.problems : [`${config.yamlPath}.plugin: ${String(err)}`]));
     }
   }
-  if (problems.length > 0) throw new PluginLoadError(problems);
+  if (problems.length > 0) {
+    // The ones that did load are released: a refused reload (or start) leaves nothing open.
+    for (const provider of loaded.values()) await Promise.resolve().then(() => provider.plugin.close?.()).catch(() => undefined);
+    throw new PluginLoadError(problems);
+  }
   return loaded;
 }
 

@@ -14,6 +14,8 @@ interface Pools {
  */
 export class UpstreamAgents {
   readonly #pools = new Map<string, Pools>();
+  /** Retired pools, whose busy connections shutdown must still close. */
+  readonly #retired = new Set<Pools>();
 
   for(url: URL, provider: string): http.Agent {
     let pools = this.#pools.get(provider);
@@ -35,6 +37,7 @@ export class UpstreamAgents {
       const pools = this.#pools.get(provider);
       if (!pools) continue;
       this.#pools.delete(provider);
+      this.#retired.add(pools);
       for (const agent of [pools.http, pools.https]) {
         agent.maxFreeSockets = 0;
         for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
@@ -43,10 +46,11 @@ export class UpstreamAgents {
   }
 
   close(): void {
-    for (const pools of this.#pools.values()) {
+    for (const pools of [...this.#pools.values(), ...this.#retired]) {
       pools.http.destroy();
       pools.https.destroy();
     }
     this.#pools.clear();
+    this.#retired.clear();
   }
 }

@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { GatewayConfig } from '../config/types.ts';
 import type { GatewayState } from '../http/state.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
+import type { Breakers } from '../routing/breaker.ts';
 
 /**
  * One version of the configuration in force: its catalogue, providers and app (issue #16). The
@@ -14,6 +15,12 @@ export class Generation {
   readonly config: GatewayConfig;
   readonly providers: ReadonlyMap<string, LoadedProvider>;
   readonly app: Koa<GatewayState>;
+  readonly breakers: Breakers;
+  /**
+   * The generation this one replaced, until it is idle: an unchanged provider's plugin is shared
+   * by every generation since it was loaded, so it may be closed only once all older ones are idle.
+   */
+  #previous: Generation | undefined;
   readonly #callback: (req: IncomingMessage, res: ServerResponse) => unknown;
   #active = 0;
   #idle: (() => void)[] = [];
@@ -25,10 +32,12 @@ export class Generation {
     for (const resolve of waiting) resolve();
   };
 
-  constructor(config: GatewayConfig, providers: ReadonlyMap<string, LoadedProvider>, app: Koa<GatewayState>) {
+  constructor(config: GatewayConfig, providers: ReadonlyMap<string, LoadedProvider>, app: Koa<GatewayState>, breakers: Breakers, previous?: Generation) {
     this.config = config;
     this.providers = providers;
     this.app = app;
+    this.breakers = breakers;
+    this.#previous = previous;
     this.#callback = app.callback();
   }
 
@@ -43,9 +52,15 @@ export class Generation {
     return this.#active;
   }
 
-  /** Resolves once no request is being served on this generation. */
-  idle(): Promise<void> {
-    if (this.#active === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
+  /**
+   * Resolves once no request is being served on this generation nor on any older one. New
+   * requests only reach the newest generation, so an old one that is idle stays idle.
+   */
+  async idle(): Promise<void> {
+    if (this.#active > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    if (this.#previous) {
+      await this.#previous.idle();
+      this.#previous = undefined;
+    }
   }
 }

@@ -13,6 +13,8 @@ export interface ReloadParts {
   readonly log: Logger;
   readonly agents: UpstreamAgents;
   current(): Generation;
+  /** True once shutdown has begun: a reload then changes nothing. */
+  closing(): boolean;
   /** Builds a generation without serving it; throws if its catalogue cannot be built. */
   build(config: GatewayConfig, providers: ReadonlyMap<string, LoadedProvider>): Generation;
   /** Brings the config's keys and settings into force, then serves the generation to new requests. */
@@ -35,13 +37,20 @@ export class Reloader {
   }
 
   reload(): Promise<ReloadResult> {
-    const run = this.#queue.then(() => this.#reload());
-    this.#queue = run.catch(() => undefined);
+    // Never rejects: whatever goes wrong is a refused reload (a SIGHUP must not crash the process).
+    const run = this.#queue.then(() => this.#reload()).catch((err: unknown) => this.#refused(err));
+    this.#queue = run;
     return run;
+  }
+
+  /** Resolves once no reload is under way (shutdown waits for it). */
+  async settled(): Promise<void> {
+    await this.#queue;
   }
 
   async #reload(): Promise<ReloadResult> {
     const { log, agents } = this.#parts;
+    if (this.#parts.closing()) return { ok: false, problems: ['the gateway is shutting down'] };
     const old = this.#parts.current();
     let read: GatewayConfig;
     try {
@@ -60,8 +69,10 @@ export class Reloader {
     }
     const providers = new Map<string, LoadedProvider>();
     for (const provider of config.providers) {
-      const kept = old.providers.get(provider.id);
-      providers.set(provider.id, fresh.get(provider.id) ?? { ...(kept as LoadedProvider), config: provider });
+      const loaded = fresh.get(provider.id) ?? old.providers.get(provider.id);
+      // Every provider is either new, changed (so loaded above) or unchanged (so in the old map).
+      if (!loaded) throw new Error(`provider ${provider.id} was neither loaded nor kept`);
+      providers.set(provider.id, { ...loaded, config: provider });
     }
     let next: Generation;
     try {
@@ -74,7 +85,13 @@ export class Reloader {
     // Old instances of changed and removed providers: new requests no longer reach them.
     const retired = [...changes.providers.changed, ...changes.providers.removed];
     agents.retire(retired);
-    void old.idle().then(() => closeAll(retired.flatMap((id) => old.providers.get(id) ?? []), log));
+    // Once every request that could use them has ended (older generations included, which share
+    // unchanged plugins): a removed provider's pool made since by a retry of an old request is
+    // retired too, and the replaced plugins are closed.
+    void old.idle().then(async () => {
+      agents.retire(changes.providers.removed.filter((id) => !this.#parts.current().providers.has(id)));
+      await closeAll(retired.flatMap((id) => old.providers.get(id) ?? []), log);
+    });
     log.info({ file: config.file, ...flatten(changes) }, 'configuration reloaded');
     if (changes.restartRequired.length > 0) {
       log.warn({ settings: changes.restartRequired }, 'these settings changed but need a restart; their running values stay in force');
@@ -95,7 +112,10 @@ export class Reloader {
 
 async function closeAll(providers: Iterable<LoadedProvider>, log: Logger): Promise<void> {
   for (const provider of providers) {
-    await Promise.resolve(provider.plugin.close?.()).catch((err: unknown) => log.warn({ provider: provider.config.id, err: String(err) }, 'a replaced provider failed to close'));
+    // Through a then(): a close() that throws at once must not escape as an unhandled rejection.
+    await Promise.resolve()
+      .then(() => provider.plugin.close?.())
+      .catch((err: unknown) => log.warn({ provider: provider.config.id, err: String(err) }, 'a replaced provider failed to close'));
   }
 }
 

@@ -46,6 +46,14 @@ models:
 ${shape.models ?? ''}`;
 }
 
+/** Waits for `ready`, a few milliseconds at a time, failing after two seconds (a close that never comes). */
+async function until(ready: () => boolean): Promise<void> {
+  for (let waited = 0; !ready(); waited += 5) {
+    if (waited > 2000) throw new Error('not within 2 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const streamBody = (model: string): string => JSON.stringify({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'hi' }] });
 
 function openStream(url: string, model: string, key: string = KEYS.alice): Promise<Response> {
@@ -204,4 +212,82 @@ describe('hot reload (issue #16)', function () {
     const res = await call(`${url}/admin/reload`, { method: 'POST', headers: { authorization: `Bearer ${KEYS.alice}` } });
     expect(res.status).to.equal(401);
   });
+});
+
+describe('hot reload: plugin lifetimes (issue #16 review)', function () {
+  let dir: string;
+  let file: string;
+  let upstream: GatedUpstream;
+  let gateway: Gateway;
+  let url: string;
+  const closed = (): string[] => ((globalThis as { __junctionClosed?: string[] }).__junctionClosed ??= []);
+
+  /** p and q: the anthropic plugin, recording each instance's close() by provider id and key. */
+  const write = (pKey: string, qKey: string): void =>
+    writeFileSync(
+      file,
+      `log: { level: silent }
+storage: { url: "sqlite://:memory:" }
+auth: { admin_key: ${ADMIN}, keys: [{ name: alice, key: "${KEYS.alice}", balance_usd: 100 }] }
+providers:
+  - { id: p, plugin: ./closing.mts, base_url: "${upstream.url}", api_key: ${pKey} }
+  - { id: q, plugin: ./closing.mts, base_url: "${upstream.url}", api_key: ${qKey} }
+models:
+  - { id: mp, routes: [{ provider: p }], pricing: { input: 1, output: 2 } }
+  - { id: mq, routes: [{ provider: q }], pricing: { input: 1, output: 2 } }
+`,
+    );
+
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'junction-reload-close-'));
+    file = path.join(dir, 'gateway.yaml');
+    const anthropic = path.resolve('plugins/anthropic/index.ts');
+    writeFileSync(
+      path.join(dir, 'closing.mts'),
+      `import anthropic from ${JSON.stringify(anthropic)};
+export default { ...anthropic, name: 'closing', create: async (ctx) => ({ ...(await anthropic.create(ctx)), close() { (globalThis.__junctionClosed ??= []).push(ctx.id + ':' + ctx.apiKey); } }) };
+`,
+    );
+    upstream = await new GatedUpstream().start();
+    write('p1', 'q1');
+    closed().length = 0;
+    gateway = await createGateway(loadConfig(file), { logDestination: new LogCapture() });
+    url = `http://127.0.0.1:${(await gateway.listen('127.0.0.1', 0)).port}`;
+  });
+
+  afterEach(async () => {
+    upstream.release();
+    await gateway.close();
+    await upstream.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('closes a replaced plugin only once every request that could use it has ended, older generations included', async () => {
+    const open = await openStream(url, 'mp');
+    await upstream.holding(1);
+    write('p1', 'q2'); // q changes: p's plugin is shared by both generations
+    expect((await reload()).status).to.equal(200);
+    write('p2', 'q2'); // now p changes, while the first generation's stream still uses p1
+    expect((await reload()).status).to.equal(200);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Neither p1 (the stream's own) nor q1 (a request of that generation could have used it) yet.
+    expect(closed()).to.deep.equal([]);
+
+    upstream.release();
+    expect(await open.text()).to.contain('message_stop');
+    await until(() => closed().length === 2);
+    expect(closed()).to.have.members(['q:q1', 'p:p1']);
+  });
+
+  it('refuses a reload once shutdown has begun, and closes each plugin once', async () => {
+    write('p1', 'q2');
+    const closing = gateway.close();
+    const refused = await gateway.reload();
+    expect(refused).to.deep.equal({ ok: false, problems: ['the gateway is shutting down'] });
+    await closing;
+    expect(closed()).to.have.members(['p:p1', 'q:q1']);
+    expect(closed()).to.have.length(2);
+  });
+
+  const reload = (): Promise<Awaited<ReturnType<typeof call>>> => call(`${url}/admin/reload`, { method: 'POST', headers: ADMIN_HEADERS });
 });
