@@ -7,6 +7,11 @@ export const RELOAD_MESSAGE = 'junction:reload';
 /** A worker reloaded on POST /admin/reload: the supervisor reloads the others. */
 export const RELOAD_OTHERS_MESSAGE = 'junction:reload-others';
 
+/** What a watch that could not start or broke says; the other triggers still work. */
+export function watchFailure(file: string, err: Error): string {
+  return `server.watch_config: cannot watch ${file} (${err.message}); SIGHUP still reloads it`;
+}
+
 /** One stderr line for a reload's outcome; the log has the details. */
 export function describeReload(trigger: string, result: ReloadResult): string {
   if (!result.ok) return `junction: ${trigger}: the configuration was not reloaded, nothing changed:\n  ${result.problems.join('\n  ')}\n`;
@@ -28,7 +33,7 @@ export function reloadOnSignals(reload: () => Promise<ReloadResult>, file: strin
       if (isMessage(message, RELOAD_MESSAGE)) run(`worker ${process.pid}`);
     });
   } else if (watchFile) {
-    watchConfigFile(file, () => run('file changed'), (err) => process.stderr.write(`junction: server.watch_config: cannot watch ${file} (${err.message}); SIGHUP still reloads it\n`));
+    watchConfigFile(file, () => run('file changed'), (err) => process.stderr.write(`junction: ${watchFailure(file, err)}\n`));
   }
 }
 

@@ -5,7 +5,7 @@ import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
 import { UsageError } from './usage-error.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { watchConfigFile } from '../reload/watch.ts';
-import { isMessage, RELOAD_MESSAGE, RELOAD_OTHERS_MESSAGE } from './reload-signals.ts';
+import { describeReload, isMessage, watchFailure, RELOAD_MESSAGE, RELOAD_OTHERS_MESSAGE } from './reload-signals.ts';
 
 /** A worker that dies this soon after starting is failing to start, not crashing under load. */
 const STARTUP_MS = 5_000;
@@ -101,7 +101,7 @@ export function runPrimary(count: number, started: GatewayConfig, configFile: st
       try {
         config = loadConfig(configFile);
       } catch (err) {
-        if (except === undefined) say(`${trigger}: the configuration was not reloaded, nothing changed:\n  ${err instanceof ConfigError ? err.problems.join('\n  ') : String(err)}`);
+        if (except === undefined) process.stderr.write(describeReload(trigger, { ok: false, problems: err instanceof ConfigError ? err.problems : [String(err)] }));
         return;
       }
       if (except === undefined) say(`${trigger}: reloading ${startedAt.size} workers`);
@@ -111,7 +111,7 @@ export function runPrimary(count: number, started: GatewayConfig, configFile: st
       }
     };
     process.on('SIGHUP', () => reloadWorkers('SIGHUP'));
-    if (config.server.watchConfig) watchConfigFile(configFile, () => reloadWorkers('file changed'), (err) => say(`server.watch_config: cannot watch ${configFile} (${err.message}); SIGHUP still reloads it`));
+    if (config.server.watchConfig) watchConfigFile(configFile, () => reloadWorkers('file changed'), (err) => say(watchFailure(configFile, err)));
     cluster.on('message', (worker, message: unknown) => {
       if (isMessage(message, RELOAD_OTHERS_MESSAGE)) reloadWorkers('POST /admin/reload', worker);
     });

@@ -56,10 +56,22 @@ export async function loadProviders(
   }
   if (problems.length > 0) {
     // The ones that did load are released: a refused reload (or start) leaves nothing open.
-    for (const provider of loaded.values()) await Promise.resolve().then(() => provider.plugin.close?.()).catch(() => undefined);
+    await closeProviders(loaded.values(), log);
     throw new PluginLoadError(problems);
   }
   return loaded;
+}
+
+/**
+ * Calls each provider's close(), logging a failure and going on: through a then(), so a close()
+ * that throws at once is caught too, never an unhandled rejection (issue #16 review).
+ */
+export async function closeProviders(providers: Iterable<LoadedProvider>, log: Logger): Promise<void> {
+  for (const provider of providers) {
+    await Promise.resolve()
+      .then(() => provider.plugin.close?.())
+      .catch((err: unknown) => log.warn({ provider: provider.config.id, err: String(err) }, 'a provider plugin failed to close'));
+  }
 }
 
 async function loadOne(config: ProviderConfig, configDir: string, log: Logger): Promise<LoadedProvider> {

@@ -47,11 +47,6 @@ export class Generation {
     void this.#callback(req, res);
   }
 
-  /** Requests still being served on this generation. */
-  get active(): number {
-    return this.#active;
-  }
-
   /**
    * Resolves once no request is being served on this generation nor on any older one. New
    * requests only reach the newest generation, so an old one that is idle stays idle.

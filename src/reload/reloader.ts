@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Logger } from '../log.ts';
-import { loadProviders, PluginLoadError, type LoadedProvider } from '../plugin-host/loader.ts';
+import { closeProviders, loadProviders, PluginLoadError, type LoadedProvider } from '../plugin-host/loader.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { diffConfigs, effectiveConfig, type ConfigChanges } from './config-diff.ts';
 import type { Generation } from './generation.ts';
@@ -52,21 +52,12 @@ export class Reloader {
     const { log, agents } = this.#parts;
     if (this.#parts.closing()) return { ok: false, problems: ['the gateway is shutting down'] };
     const old = this.#parts.current();
-    let read: GatewayConfig;
-    try {
-      read = loadConfig(old.config.file, this.#parts.env);
-    } catch (err) {
-      return this.#refused(err);
-    }
+    // A file or plugin that cannot be used throws here; reload() turns it into a refusal.
+    const read = loadConfig(old.config.file, this.#parts.env);
     const changes = diffConfigs(old.config, read);
     const config = effectiveConfig(old.config, read);
     const renewed = new Set([...changes.providers.added, ...changes.providers.changed]);
-    let fresh: Map<string, LoadedProvider>;
-    try {
-      fresh = await loadProviders(config.providers.filter((p) => renewed.has(p.id)), config.dir, log);
-    } catch (err) {
-      return this.#refused(err);
-    }
+    const fresh = await loadProviders(config.providers.filter((p) => renewed.has(p.id)), config.dir, log);
     const providers = new Map<string, LoadedProvider>();
     for (const provider of config.providers) {
       const loaded = fresh.get(provider.id) ?? old.providers.get(provider.id);
@@ -79,7 +70,7 @@ export class Reloader {
       next = this.#parts.build(config, providers);
       await this.#parts.install(next);
     } catch (err) {
-      await closeAll(fresh.values(), log);
+      await closeProviders(fresh.values(), log);
       return this.#refused(err);
     }
     // Old instances of changed and removed providers: new requests no longer reach them.
@@ -90,7 +81,7 @@ export class Reloader {
     // retired too, and the replaced plugins are closed.
     void old.idle().then(async () => {
       agents.retire(changes.providers.removed.filter((id) => !this.#parts.current().providers.has(id)));
-      await closeAll(retired.flatMap((id) => old.providers.get(id) ?? []), log);
+      await closeProviders(retired.flatMap((id) => old.providers.get(id) ?? []), log);
     });
     log.info({ file: config.file, ...flatten(changes) }, 'configuration reloaded');
     if (changes.restartRequired.length > 0) {
@@ -107,15 +98,6 @@ export class Reloader {
     }
     this.#parts.log.error({ problems: err.problems }, 'configuration reload refused; nothing changed');
     return { ok: false, problems: err.problems };
-  }
-}
-
-async function closeAll(providers: Iterable<LoadedProvider>, log: Logger): Promise<void> {
-  for (const provider of providers) {
-    // Through a then(): a close() that throws at once must not escape as an unhandled rejection.
-    await Promise.resolve()
-      .then(() => provider.plugin.close?.())
-      .catch((err: unknown) => log.warn({ provider: provider.config.id, err: String(err) }, 'a replaced provider failed to close'));
   }
 }
 

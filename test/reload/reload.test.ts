@@ -60,6 +60,23 @@ function openStream(url: string, model: string, key: string = KEYS.alice): Promi
   return fetch(`${url}/v1/messages`, { method: 'POST', headers: { ...MESSAGES_HEADERS, 'x-api-key': key, 'content-type': 'application/json' }, body: streamBody(model) });
 }
 
+/** A gateway serving the YAML file, on a loopback port. */
+async function serve(file: string, logs: LogCapture): Promise<{ gateway: Gateway; url: string }> {
+  const gateway = await createGateway(loadConfig(file), { logDestination: logs });
+  return { gateway, url: `http://127.0.0.1:${(await gateway.listen('127.0.0.1', 0)).port}` };
+}
+
+/** Ends the test's streams, gateway, upstream and folder. */
+async function stop(gateway: Gateway, upstream: GatedUpstream, dir: string): Promise<void> {
+  upstream.release();
+  await gateway.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** POST /admin/reload with the admin key. */
+const reloadAt = (url: string): Promise<Awaited<ReturnType<typeof call>>> => call(`${url}/admin/reload`, { method: 'POST', headers: ADMIN_HEADERS });
+
 describe('hot reload (issue #16)', function () {
   let dir: string;
   let file: string;
@@ -69,7 +86,7 @@ describe('hot reload (issue #16)', function () {
   let logs: LogCapture;
 
   const write = (shape: Shape = {}): void => writeFileSync(file, yaml(upstream.url, shape));
-  const reload = (): Promise<Awaited<ReturnType<typeof call>>> => call(`${url}/admin/reload`, { method: 'POST', headers: ADMIN_HEADERS });
+  const reload = (): ReturnType<typeof reloadAt> => reloadAt(url);
 
   beforeEach(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'junction-reload-'));
@@ -77,16 +94,10 @@ describe('hot reload (issue #16)', function () {
     upstream = await new GatedUpstream().start();
     write();
     logs = new LogCapture();
-    gateway = await createGateway(loadConfig(file), { logDestination: logs });
-    url = `http://127.0.0.1:${(await gateway.listen('127.0.0.1', 0)).port}`;
+    ({ gateway, url } = await serve(file, logs));
   });
 
-  afterEach(async () => {
-    upstream.release();
-    await gateway.close();
-    await upstream.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => stop(gateway, upstream, dir));
 
   it('a reload during 100 open streams loses none, and charges each at the prices it started with', async () => {
     const streams = await Promise.all(Array.from({ length: 100 }, () => openStream(url, 'claude')));
@@ -251,16 +262,10 @@ export default { ...anthropic, name: 'closing', create: async (ctx) => ({ ...(aw
     upstream = await new GatedUpstream().start();
     write('p1', 'q1');
     closed().length = 0;
-    gateway = await createGateway(loadConfig(file), { logDestination: new LogCapture() });
-    url = `http://127.0.0.1:${(await gateway.listen('127.0.0.1', 0)).port}`;
+    ({ gateway, url } = await serve(file, new LogCapture()));
   });
 
-  afterEach(async () => {
-    upstream.release();
-    await gateway.close();
-    await upstream.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => stop(gateway, upstream, dir));
 
   it('closes a replaced plugin only once every request that could use it has ended, older generations included', async () => {
     const open = await openStream(url, 'mp');
@@ -289,5 +294,5 @@ export default { ...anthropic, name: 'closing', create: async (ctx) => ({ ...(aw
     expect(closed()).to.have.length(2);
   });
 
-  const reload = (): Promise<Awaited<ReturnType<typeof call>>> => call(`${url}/admin/reload`, { method: 'POST', headers: ADMIN_HEADERS });
+  const reload = (): ReturnType<typeof reloadAt> => reloadAt(url);
 });
