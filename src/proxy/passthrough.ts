@@ -96,9 +96,12 @@ export class Passthrough {
     const provider = target.providerId;
     const timers = new UpstreamTimers(attempt.timeouts);
     // http-proxy-3 adds a 'close' listener on the response and an 'error' listener on the request
-    // per web() call; a failed attempt's are removed, or retries would pile them up.
-    const resCloseBefore = res.listeners('close');
-    const reqErrorBefore = req.listeners('error');
+    // per web() call; a failed attempt's are removed, or retries would pile them up. Counts, not
+    // copies of the listener arrays (issue #17): listeners are kept in the order they were added,
+    // so the attempt's own are the ones past the count (a listener removed meanwhile can only make
+    // this remove too few, never an older one).
+    const resCloseBefore = res.listenerCount('close');
+    const reqErrorBefore = req.listenerCount('error');
     return new Promise((resolve) => {
       let proxyReq: ClientRequest | undefined;
       let committed = false;
@@ -117,8 +120,8 @@ export class Passthrough {
           result = failed({ ...result.failure, retry: 'never' });
         }
         if (!result.ok) {
-          for (const listener of res.listeners('close')) if (!resCloseBefore.includes(listener)) res.off('close', listener as () => void);
-          for (const listener of req.listeners('error')) if (!reqErrorBefore.includes(listener)) req.off('error', listener as () => void);
+          for (const listener of res.listeners('close').slice(resCloseBefore)) res.off('close', listener as () => void);
+          for (const listener of req.listeners('error').slice(reqErrorBefore)) req.off('error', listener as () => void);
         }
         resolve(result);
       };

@@ -25,17 +25,30 @@ export class UpstreamTimeout extends Error {
  *   model: between reads, not the whole response, so a 10-minute stream that keeps talking lives);
  * - total: only when configured.
  * A firing timer destroys the request or response with an UpstreamTimeout, which the caller
- * reads as the cause. Timers are refreshed, not re-created, per chunk.
+ * reads as the cause.
+ *
+ * The four are deadlines kept as numbers, watched by one system timer at a time (issue #17: three
+ * timers set and cleared per attempt were a visible share of the hot path). The timer is armed
+ * for the earliest deadline; when it fires it checks which one has passed, and if none has (a
+ * chunk moved the idle deadline on) it is armed again for the earliest. A deadline that moves
+ * later never re-arms it; one that moves earlier does.
  */
 export class UpstreamTimers {
   readonly #timeouts: Timeouts;
   readonly #t: Timers;
   #request: ClientRequest | undefined;
   #response: IncomingMessage | undefined;
-  #connect: unknown;
-  #firstByte: unknown;
-  #idle: unknown;
-  #total: unknown;
+  /** Deadlines on the timers' clock; Infinity when not running. */
+  #connectDue = Infinity;
+  #firstByteDue = Infinity;
+  #totalDue = Infinity;
+  /** When the last body chunk came: a chunk only notes the time (issue #5: refreshing a timer per chunk cost more). */
+  #lastChunk = 0;
+  /** The idle deadline runs once the answer has come, except while the client holds reading back. */
+  #idling = false;
+  #timer: unknown;
+  /** When the armed timer is due; Infinity when none is armed. */
+  #armedFor = Infinity;
   /** The timer that fired, if one did. */
   fired: UpstreamTimeout | undefined;
 
@@ -45,82 +58,98 @@ export class UpstreamTimers {
     this.#t = timers;
   }
 
-  /** Arms the connect, first-byte and total timers on a request that was just created. */
+  /** Starts the connect, first-byte and total deadlines on a request that was just created. */
   watch(request: ClientRequest): void {
     this.#request = request;
     const { connectMs, firstByteMs, totalMs } = this.#timeouts;
-    this.#firstByte = this.#t.set(() => this.#fire(new UpstreamTimeout('first_byte', firstByteMs)), firstByteMs);
-    if (totalMs !== null) this.#total = this.#t.set(() => this.#fire(new UpstreamTimeout('total', totalMs)), totalMs);
+    const now = this.#t.now();
+    this.#firstByteDue = now + firstByteMs;
+    if (totalMs !== null) this.#totalDue = now + totalMs;
     const onSocket = (socket: Socket): void => {
       if (!socket.connecting) return; // a pooled keep-alive connection
-      this.#connect = this.#t.set(() => this.#fire(new UpstreamTimeout('connect', connectMs)), connectMs);
-      socket.once('connect', () => this.#t.clear(this.#connect));
+      this.#connectDue = this.#t.now() + connectMs;
+      this.#schedule();
+      socket.once('connect', () => (this.#connectDue = Infinity));
     };
     if (request.socket) onSocket(request.socket);
     else request.once('socket', onSocket);
     request.once('close', () => {
-      this.#t.clear(this.#connect);
-      this.#t.clear(this.#firstByte);
-      if (!this.#response) this.#t.clear(this.#total);
+      // No answer will come: nothing left to time.
+      if (!this.#response) this.clear();
     });
+    this.#schedule();
   }
 
   /**
-   * The response headers came: the idle timer now runs between body chunks. Whoever reads the
+   * The response headers came: the idle deadline now runs between body chunks. Whoever reads the
    * body calls touch() per chunk (a 'data' listener here would switch an iterated body to flowing).
    */
   responded(response: IncomingMessage): void {
     this.#response = response;
-    this.#t.clear(this.#firstByte);
-    this.#t.clear(this.#connect);
-    this.#armIdle();
+    this.#connectDue = Infinity;
+    this.#firstByteDue = Infinity;
+    this.#lastChunk = this.#t.now();
+    this.#idling = true;
+    this.#schedule();
     response.once('close', () => this.clear());
   }
-
-  /** When the last body chunk came: a chunk only notes the time; the timer checks it when due. */
-  #lastChunk = 0;
-
-  #armIdle(): void {
-    this.#lastChunk = this.#t.now();
-    this.#idle = this.#t.set(this.#onIdle, this.#timeouts.idleMs);
-  }
-
-  readonly #onIdle = (): void => {
-    const { idleMs } = this.#timeouts;
-    const quiet = this.#t.now() - this.#lastChunk;
-    if (quiet >= idleMs - 1) this.#fire(new UpstreamTimeout('idle', idleMs));
-    else this.#idle = this.#t.set(this.#onIdle, idleMs - quiet);
-  };
 
   /** A body chunk arrived (per chunk: a timestamp, not a timer refresh, which cost more). */
   touch(): void {
     this.#lastChunk = this.#t.now();
   }
 
-  #held = false;
-
   /**
    * The gateway stopped reading because the client is slow (backpressure): that silence is ours,
-   * not the upstream's, so the idle timer waits until reading resumes.
+   * not the upstream's, so the idle deadline waits until reading resumes.
    */
   hold(): void {
-    this.#held = true;
-    this.#t.clear(this.#idle);
+    this.#idling = false;
   }
 
   resume(): void {
-    if (!this.#held) return;
-    this.#held = false;
-    // A cleared timer cannot be refreshed back to life: arm a new one.
-    if (this.fired === undefined && this.#response && !this.#response.destroyed) this.#armIdle();
+    if (this.#idling || this.fired !== undefined || !this.#response || this.#response.destroyed) return;
+    this.#lastChunk = this.#t.now();
+    this.#idling = true;
+    this.#schedule();
   }
 
   clear(): void {
-    this.#t.clear(this.#connect);
-    this.#t.clear(this.#firstByte);
-    this.#t.clear(this.#idle);
-    this.#t.clear(this.#total);
+    this.#connectDue = this.#firstByteDue = this.#totalDue = Infinity;
+    this.#idling = false;
+    this.#disarm();
   }
+
+  #idleDue(): number {
+    return this.#idling ? this.#lastChunk + this.#timeouts.idleMs : Infinity;
+  }
+
+  #schedule(): void {
+    const due = Math.min(this.#connectDue, this.#firstByteDue, this.#totalDue, this.#idleDue());
+    if (due >= this.#armedFor) return; // the armed timer fires first and looks again
+    this.#disarm();
+    if (due === Infinity) return;
+    this.#armedFor = due;
+    this.#timer = this.#t.set(this.#onDue, Math.max(0, due - this.#t.now()));
+  }
+
+  #disarm(): void {
+    if (this.#armedFor === Infinity) return;
+    this.#t.clear(this.#timer);
+    this.#armedFor = Infinity;
+  }
+
+  readonly #onDue = (): void => {
+    this.#armedFor = Infinity;
+    const now = this.#t.now();
+    const { connectMs, firstByteMs, idleMs, totalMs } = this.#timeouts;
+    // Timer callbacks may run a little before their due time by this clock: 1 ms of slack, as before.
+    if (now >= this.#connectDue - 1) this.#fire(new UpstreamTimeout('connect', connectMs));
+    else if (now >= this.#firstByteDue - 1) this.#fire(new UpstreamTimeout('first_byte', firstByteMs));
+    else if (now >= this.#totalDue - 1) this.#fire(new UpstreamTimeout('total', totalMs ?? 0));
+    else if (now >= this.#idleDue() - 1) this.#fire(new UpstreamTimeout('idle', idleMs));
+    else this.#schedule();
+  };
 
   #fire(timeout: UpstreamTimeout): void {
     if (this.fired) return;

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Surface } from '../../errors.ts';
 import type { GatewayContext, GatewayMiddleware } from '../state.ts';
+import { newRequestId } from '../../util/request-id.ts';
 
 /**
  * First in the chain: gives every request an id (sent back as `x-request-id` on every response,
@@ -11,7 +11,7 @@ import type { GatewayContext, GatewayMiddleware } from '../state.ts';
  */
 export function createRequestContext(): GatewayMiddleware {
   return async (ctx, next) => {
-    const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    const requestId = newRequestId();
     ctx.state.requestId = requestId;
     ctx.state.startedAt = performance.now();
     ctx.state.surface = surfaceOf(ctx);

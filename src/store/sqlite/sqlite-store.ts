@@ -184,21 +184,24 @@ export class SqliteStore implements Store {
   }
 
   #settle(entry: LedgerEntry): SettleResult {
-    // Idempotent: a retried settlement that was in fact written returns what it charged.
-    const done = this.#sql('SELECT charged, uncollected FROM ledger WHERE request_id = ?').get(entry.requestId) as Row | undefined;
-    if (done) return { charged: done['charged'] as bigint, uncollected: done['uncollected'] as bigint };
-    const hold = this.#sql('SELECT amount FROM holds WHERE request_id = ?').get(entry.requestId) as Row | undefined;
-    if (hold) {
-      this.#sql('DELETE FROM holds WHERE request_id = ?').run(entry.requestId);
-      this.#sql('UPDATE keys SET held = held - ? WHERE id = ?').run(hold['amount'], entry.keyId);
+    // Four statements where there were seven (issue #17): the hold is taken with RETURNING, and the
+    // key's held and balance change in one UPDATE. A request's hold and its ledger row never exist
+    // together (both change in this one transaction), so only a request without a hold can be a
+    // retried settlement: the idempotency check runs only then. Idempotent as before: a retried
+    // settlement that was in fact written returns what it charged.
+    const hold = this.#sql('DELETE FROM holds WHERE request_id = ? RETURNING amount').get(entry.requestId) as Row | undefined;
+    if (!hold) {
+      const done = this.#sql('SELECT charged, uncollected FROM ledger WHERE request_id = ?').get(entry.requestId) as Row | undefined;
+      if (done) return { charged: done['charged'] as bigint, uncollected: done['uncollected'] as bigint };
     }
+    const released = hold ? (hold['amount'] as bigint) : 0n;
     const key = this.#sql('SELECT balance, held FROM keys WHERE id = ?').get(entry.keyId) as Row;
     const balance = key['balance'] as bigint | null;
     // Never below zero: what the key cannot pay is recorded as uncollected, not taken from other holds.
-    const free = balance === null ? entry.cost : max0(balance - (key['held'] as bigint));
+    const free = balance === null ? entry.cost : max0(balance - ((key['held'] as bigint) - released));
     const charged = entry.cost < free ? entry.cost : free;
-    this.#sql('UPDATE keys SET balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?').run(
-      charged, charged, entry.keyId,
+    this.#sql('UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?').run(
+      released, charged, charged, entry.keyId,
     );
     const u = entry.usage;
     this.#sql(

@@ -1,0 +1,23 @@
+import { expect } from 'chai';
+import { newRequestId } from '../../src/util/request-id.ts';
+
+describe('request ids', () => {
+  it('are req_ and a UUIDv7 in 32 hex digits: version 7, RFC 9562 variant', () => {
+    const id = newRequestId();
+    expect(id).to.match(/^req_[0-9a-f]{32}$/);
+    expect(id[4 + 12]).to.equal('7');
+    expect('89ab').to.include(id[4 + 16] as string);
+  });
+
+  it('begin with the time in milliseconds, so they sort by arrival', () => {
+    const at = Date.UTC(2026, 10, 25, 1, 2, 3, 4);
+    expect(Number.parseInt(newRequestId(at).slice(4, 16), 16)).to.equal(at);
+    const ids = [at, at + 1, at + 1_000, at + 86_400_000].map((t) => newRequestId(t));
+    expect([...ids].sort()).to.deep.equal(ids);
+  });
+
+  it('keep 74 random bits: no two alike in the same millisecond', () => {
+    const ids = new Set(Array.from({ length: 10_000 }, () => newRequestId(1_000)));
+    expect(ids.size).to.equal(10_000);
+  });
+});
