@@ -39,7 +39,8 @@ import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import type { Tracing } from './telemetry/tracing.ts';
 import type { ReloadResult } from './reload/reloader.ts';
 import { createResponsesRouter } from './http/routes/responses.ts';
-import type { GatewayState } from './http/state.ts';
+import type { GatewayMiddleware, GatewayState } from './http/state.ts';
+import type { CheckedEndpoint } from './http/request-check.ts';
 import type { Logger } from './log.ts';
 import type { LoadedProvider } from './plugin-host/loader.ts';
 import type { UpstreamAgents } from './proxy/agents.ts';
@@ -98,7 +99,11 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
 
   const auth = createAuth(parts.keys);
   const version = createVersionCheck();
-  const body = createBodyReader({ limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH });
+  const bodyOptions = { limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH };
+  const body = createBodyReader(bodyOptions);
+  // Messages, count_tokens and Chat bodies are checked as bytes first: a native route then never
+  // parses them (request-check.ts; issue #17).
+  const checkedBody = (check: CheckedEndpoint): GatewayMiddleware => createBodyReader({ ...bodyOptions, check });
   const reserve = createReservation(parts.holds, parts.instanceId, parts.metrics?.openHolds);
   const rateLimit = createRateLimit(parts.limiter ?? new MemoryRateLimiter(), parts.config.auth.defaultLimits);
   const failover = {
@@ -114,11 +119,11 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const router = new Router<GatewayState>();
   router.post(
     '/v1/messages',
-    markLedgered, auth, version, body, createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), rateLimit, reserve, dispatch,
+    markLedgered, auth, version, checkedBody('messages'), createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), rateLimit, reserve, dispatch,
   );
   router.post(
     '/v1/messages/count_tokens',
-    markLedgered, auth, version, body, createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), rateLimit, reserve, dispatch,
+    markLedgered, auth, version, checkedBody('count_tokens'), createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), rateLimit, reserve, dispatch,
   );
   // OpenAI's model endpoints share one chain: no anthropic-version, a JSON body, its own schema.
   const openaiEndpoints = [
@@ -134,7 +139,8 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     // Responses continuations go where their conversation is kept (issue #14).
     const stateful = endpoint === 'responses' || endpoint === 'responses_input_tokens';
     const resolve = stateful ? [createModelResolver(parts.catalogue, endpoint), responseState] : [createModelResolver(parts.catalogue, endpoint)];
-    router.post(PATH_OF[endpoint], markLedgered, auth, body, createValidator(schema), ...resolve, rateLimit, reserve, dispatch);
+    const read = endpoint === 'chat_completions' ? checkedBody(endpoint) : body;
+    router.post(PATH_OF[endpoint], markLedgered, auth, read, createValidator(schema), ...resolve, rateLimit, reserve, dispatch);
   }
   // The multipart endpoints read their form as it streams (issue #13): no JSON body reader.
   const formEndpoints = [

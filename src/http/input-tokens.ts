@@ -1,4 +1,5 @@
-import { countInputTokens } from '../usage/token-count.ts';
+import { countInputTokens, countRequestText } from '../usage/token-count.ts';
+import { checkedRequestText } from '../usage/checked-text.ts';
 import { jsonText } from './json-text.ts';
 import type { GatewayState } from './state.ts';
 
@@ -31,13 +32,21 @@ const COUNTED_AS = {
 
 export async function inputTokensOf(state: GatewayState): Promise<number> {
   if (state.inputTokens !== undefined) return state.inputTokens;
-  const { route, body, raw, scan, key } = state;
-  if (!route || !body) return 0;
+  const { route, raw, scan, key, elements } = state;
+  if (!route) return 0;
   const tools = scan?.fields.get('tools');
   // Read as jsonText reads a body: a non-ASCII character becomes its `\u` escape, a few tokens more
   // for the estimate, and the 40 KB stays a one-byte string, 5× faster to make (issue #17).
   const toolsText = raw && tools ? jsonText(raw.subarray(tools.start, tools.end)) : undefined;
   const format = COUNTED_AS[route.endpoint];
-  state.inputTokens = await countInputTokens(format, body, String(key?.id ?? ''), toolsText);
+  const scope = String(key?.id ?? '');
+  if (elements && raw && (format === 'messages' || format === 'chat')) {
+    // A checked body: its elements are read from the bytes, never the whole body (issue #17).
+    state.inputTokens = await countRequestText(checkedRequestText(format, raw, elements, scope, toolsText), scope);
+    return state.inputTokens;
+  }
+  const body = state.body;
+  if (!body) return 0;
+  state.inputTokens = await countInputTokens(format, body, scope, toolsText);
   return state.inputTokens;
 }

@@ -124,16 +124,16 @@ function closingQuote(buf: Buffer, from: number): number {
 
 /**
  * Returns the body with top-level values replaced (or added before the final brace when absent),
- * touching no other byte. Falls back to re-serialising only when the scan could not place a value
- * (a key written with escapes, say).
+ * touching no other byte. Falls back to re-serialising `whole()` only when the scan could not place
+ * a value (a key written with escapes, say). `body` has at least the edited keys' values, as parsed.
  */
-export function spliceFields(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, edits: Record<string, unknown>): Buffer {
+export function spliceFields(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, edits: Record<string, unknown>, whole: () => Record<string, unknown> = () => body): Buffer {
   const cuts: { start: number; end: number; text: string }[] = [];
   for (const [name, value] of Object.entries(edits)) {
     const range = scan.fields.get(name);
     if (range && sameValue(raw, range, body[name])) cuts.push({ start: range.start, end: range.end, text: JSON.stringify(value) });
     else if (!range && !(name in body) && scan.end > 0) cuts.push({ start: scan.end, end: scan.end, text: `,${JSON.stringify(name)}:${JSON.stringify(value)}` });
-    else return Buffer.from(JSON.stringify({ ...body, ...edits }));
+    else return Buffer.from(JSON.stringify({ ...whole(), ...edits }));
   }
   // From the end backwards, so each cut leaves the offsets of the earlier ones valid.
   cuts.sort((a, b) => b.start - a.start);

@@ -10,6 +10,7 @@ import type { Prices } from '../billing/pricing.ts';
 import type { Pico } from '../billing/money.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 import type { Upload } from './multipart/upload.ts';
+import type { CheckedElements } from '../usage/checked-text.ts';
 
 /** Where a request was sent, once its model is resolved. */
 export interface ResolvedRoute {
@@ -87,8 +88,16 @@ export interface GatewayState {
   scan?: JsonScan;
   /** A multipart body (issue #13): read up to its routing fields; the rest is still to come. */
   upload?: Upload;
-  /** The parsed body; validated by the endpoint's schema before routing. */
+  /**
+   * The parsed body; validated by the endpoint's schema before routing. On a body the byte-level
+   * checks accepted (request-check.ts) it is parsed only when first read: the native path reads
+   * `head` instead, and never parses it (issue #17).
+   */
   body?: Record<string, unknown>;
+  /** The top-level values the gateway reads, when the byte-level checks accepted the body. */
+  head?: Record<string, unknown>;
+  /** Where a checked body's `system` and messages are, for the input-token estimate. */
+  elements?: CheckedElements;
   route?: ResolvedRoute;
   /** The model's routes in the order this request tries them; `route` is the one being tried (issue #5). */
   candidates?: readonly CatalogueRoute[];
@@ -108,4 +117,12 @@ export interface GatewayState {
 }
 
 export type GatewayContext = ParameterizedContext<GatewayState>;
+
+/**
+ * What the gateway reads from a body (`model`, `stream`, `n`, the token limits, `stream_options`):
+ * the checked head when there is one, so reading them never parses the body; else the body.
+ */
+export function headOf(state: GatewayState): Record<string, unknown> | undefined {
+  return state.head ?? state.body;
+}
 export type GatewayMiddleware = (ctx: GatewayContext, next: () => Promise<void>) => Promise<void>;

@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF } from '../formats/wire.ts';
 import { terminatorOf } from './sse-terminator.ts';
-import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
+import { CLIENT_DISCONNECTED, headOf, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { usageTapFor } from '../usage/tap.ts';
@@ -123,10 +123,10 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   if (endpoint === 'audio_speech' && status < 300) headers['x-junction-cost-usd'] = speechCostHeader(ctx);
   const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
   if (isSse && status < 300) {
-    const rewriter = chat && (state.usageForced === true || asksForUsage(state.body))
+    const rewriter = chat && (state.usageForced === true || asksForUsage(headOf(state)))
       ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
       : null;
-    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], terminatorOf(endpoint, state.body)) }, rewriter, fail, provider);
+    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], terminatorOf(endpoint, headOf(state))) }, rewriter, fail, provider);
   } else if (chat && !isSse) {
     relayWithCost(proxyRes, res, status, headers, costAdder(state));
   } else {

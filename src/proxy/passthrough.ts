@@ -6,7 +6,7 @@ import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
 import { terminatorOf } from './sse-terminator.ts';
 import type { JsonScan } from '../http/json-scan.ts';
 import { formBody, jsonBody } from './upstream-body.ts';
-import type { GatewayContext } from '../http/state.ts';
+import { headOf, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
 import { failed, retryAfterMs, retryClassOf, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
@@ -79,11 +79,13 @@ export class Passthrough {
   serve(ctx: GatewayContext, target: NativeTarget, attempt: Attempt): Promise<AttemptResult> {
     const { state, res } = ctx;
     const req: ProxiedRequest = ctx.req;
-    const { route, raw, scan, body, upload } = state;
+    const { route, raw, scan, upload } = state;
+    // The checked head where there is one: the native path never parses a checked body (issue #17).
+    const body = headOf(state);
     if (!route || !body || (!upload && (!raw || !scan))) throw ERR.internal();
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
     state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
-    const outgoing = upload ? formBody(upload, route) : jsonBody(raw as Buffer, scan as JsonScan, body, route, state.usageForced);
+    const outgoing = upload ? formBody(upload, route) : jsonBody(raw as Buffer, scan as JsonScan, state, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     // The client's own headers: each attempt filters them afresh for its target.

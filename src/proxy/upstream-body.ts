@@ -2,7 +2,7 @@ import { Stream, type Readable, type Writable } from 'node:stream';
 import type { Upload } from '../http/multipart/upload.ts';
 import type { JsonScan } from '../http/json-scan.ts';
 import { spliceFields } from '../http/json-scan.ts';
-import type { ResolvedRoute } from '../http/state.ts';
+import { headOf, type GatewayState, type ResolvedRoute } from '../http/state.ts';
 import { withUsageRequested } from '../usage/chat-stream-usage.ts';
 import { JSON_BODY, type BodyShape } from './headers.ts';
 
@@ -31,11 +31,13 @@ class BodySource extends Stream {
  * The client's JSON bytes, with the only changes a native route makes: the upstream model name,
  * and `stream_options.include_usage` on a Chat stream the client did not ask usage for (issue #4).
  */
-export function jsonBody(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, route: ResolvedRoute, forceUsage: boolean): UpstreamBody {
+export function jsonBody(raw: Buffer, scan: JsonScan, state: GatewayState, route: ResolvedRoute, forceUsage: boolean): UpstreamBody {
+  const head = headOf(state) ?? {};
   const edits: Record<string, unknown> = {};
   if (route.upstreamModel !== route.model.id) edits['model'] = route.upstreamModel;
-  if (forceUsage) edits['stream_options'] = withUsageRequested(body);
-  const bytes = Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, body, edits);
+  if (forceUsage) edits['stream_options'] = withUsageRequested(head);
+  // Values are compared with the head's; the whole body is read only if the splice cannot be made.
+  const bytes = Object.keys(edits).length === 0 ? raw : spliceFields(raw, scan, head, edits, () => state.body ?? head);
   return { source: new BodySource(bytes), shape: { length: bytes.length, contentType: JSON_BODY }, live: undefined };
 }
 

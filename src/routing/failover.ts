@@ -2,7 +2,7 @@ import { endSpan, RequestTrace } from '../telemetry/tracing.ts';
 import { ERR, GatewayError } from '../errors.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
-import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
+import { CLIENT_DISCONNECTED, headOf, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
 import { failed, type Attempt, type AttemptFailure, type AttemptResult } from './attempt.ts';
@@ -49,7 +49,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   };
   res.once('close', onClose);
   const untrack = options.inFlight.add(controller);
-  const prelude = state.body?.['stream'] === true ? new StreamPrelude(res, state.surface, options.keepaliveMs, () => (ctx.respond = false)) : null;
+  const prelude = headOf(state)?.['stream'] === true ? new StreamPrelude(res, state.surface, options.keepaliveMs, () => (ctx.respond = false)) : null;
   prelude?.start();
   const { routing } = options;
   let last: AttemptFailure | undefined;

@@ -42,7 +42,11 @@ let rememberedTexts = 0;
  * `toolsText`, when given, is the request's `tools` as sent, counted in place of its schemas.
  */
 export async function countInputTokens(format: 'messages' | 'chat' | 'responses' | 'embeddings' | 'images' | 'speech', request: Json, scope = '', toolsText?: string): Promise<number> {
-  const { parts, fixed } = requestText(format, request, toolsText);
+  return countRequestText(requestText(format, request, toolsText), scope);
+}
+
+/** The estimate for a request's text, already taken apart (usage/request-text.ts). */
+export async function countRequestText({ parts, fixed }: RequestText, scope = ''): Promise<number> {
   const known = remembered.get(scope);
   if (known !== undefined) {
     remembered.delete(scope);

@@ -4,12 +4,18 @@ import { bodyDecoder, ZSTD_SUPPORTED } from '../body-decoding.ts';
 import { ERR } from '../../errors.ts';
 import { scanJson } from '../json-scan.ts';
 import { jsonText } from '../json-text.ts';
-import type { GatewayMiddleware } from '../state.ts';
+import { checkRequest, type CheckedEndpoint } from '../request-check.ts';
+import type { GatewayMiddleware, GatewayState } from '../state.ts';
 
 export interface BodyReaderOptions {
   readonly limitBytes: number;
   /** Nesting deeper than this is refused before JSON.parse sees it. */
   readonly maxDepth: number;
+  /**
+   * The endpoint whose rules the body is first checked against as bytes (request-check.ts): a body
+   * they accept is not parsed unless something reads `ctx.state.body` (issue #17).
+   */
+  readonly check?: CheckedEndpoint;
 }
 
 /**
@@ -27,6 +33,16 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
     const raw = await readBody(ctx.req, decoder, encoding, options.limitBytes);
+    const checked = options.check === undefined ? null : checkRequest(raw, options.check, options.maxDepth);
+    if (checked !== null) {
+      ctx.state.raw = raw;
+      ctx.state.scan = checked.scan;
+      ctx.state.head = checked.head;
+      ctx.state.elements = checked.elements;
+      parseWhenRead(ctx.state, raw);
+      await next();
+      return;
+    }
     const scan = scanJson(raw, options.maxDepth);
     if (scan.tooDeep) throw ERR.jsonTooDeep(options.maxDepth);
     let body: unknown;
@@ -42,6 +58,22 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     ctx.state.body = body as Record<string, unknown>;
     await next();
   };
+}
+
+/**
+ * `state.body` becomes the body parsed on first read. The checks proved it valid JSON (an object),
+ * so the parse cannot fail; a later stage may still replace the body (a Responses continuation).
+ */
+function parseWhenRead(state: GatewayState, raw: Buffer): void {
+  let body: Record<string, unknown> | undefined;
+  Object.defineProperty(state, 'body', {
+    configurable: true,
+    enumerable: true,
+    get: () => (body ??= JSON.parse(jsonText(raw)) as Record<string, unknown>),
+    set: (value: Record<string, unknown> | undefined) => {
+      body = value;
+    },
+  });
 }
 
 /** The body, decoded when it came compressed, up to `limitBytes` of decoded bytes. */

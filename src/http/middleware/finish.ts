@@ -5,7 +5,7 @@ import type { Logger } from '../../log.ts';
 import { emptyUsage } from '../../usage/normalize.ts';
 import { transcriptionFallback } from '../../usage/transcription.ts';
 import type { RequestRecord, UsageSink } from '../../usage/sink.ts';
-import { CLIENT_DISCONNECTED, type GatewayMiddleware, type GatewayState } from '../state.ts';
+import { CLIENT_DISCONNECTED, headOf, type GatewayMiddleware, type GatewayState } from '../state.ts';
 import { endSpan, type Tracing } from '../../telemetry/tracing.ts';
 
 /**
@@ -144,7 +144,8 @@ function recordOf(
   charged: bigint | undefined,
 ): RequestRecord {
   const route = state.route;
-  const model = route?.model.id ?? (typeof state.body?.['model'] === 'string' ? state.body['model'].slice(0, 200) : undefined);
+  const head = route ? undefined : headOf(state);
+  const model = route?.model.id ?? (typeof head?.['model'] === 'string' ? head['model'].slice(0, 200) : undefined);
   return {
     requestId: state.requestId,
     method,

@@ -3,7 +3,7 @@ import { ERR } from '../../errors.ts';
 import { rateLimitHeaders } from '../../limits/headers.ts';
 import type { RateLimiter, RateLimits } from '../../limits/limiter.ts';
 import { inputTokensOf } from '../input-tokens.ts';
-import type { GatewayMiddleware, GatewayState } from '../state.ts';
+import { headOf, type GatewayMiddleware, type GatewayState } from '../state.ts';
 
 /**
  * Per-key rate limits (issue #5), between the model resolver and the hold: a request over a limit
@@ -33,8 +33,8 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
   };
 
   return async (ctx, next) => {
-    const { route, body, key } = ctx.state;
-    if (!route || !body || !key) throw ERR.internal();
+    const { route, key } = ctx.state;
+    if (!route || !headOf(ctx.state) || !key) throw ERR.internal();
     if (COUNTING.has(route.endpoint)) return next();
     const limits = effective(key.limits);
     if (limits === null) return next();

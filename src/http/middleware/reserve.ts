@@ -6,7 +6,7 @@ import { ERR } from '../../errors.ts';
 import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
 import { transcriptionHoldOf } from '../../usage/transcription.ts';
-import type { GatewayMiddleware, GatewayState, Reservation } from '../state.ts';
+import { headOf, type GatewayMiddleware, type GatewayState, type Reservation } from '../state.ts';
 
 /**
  * The estimate counts with OpenAI's o200k tokenizer; Claude's tokenizers give roughly 20–30% more
@@ -62,7 +62,10 @@ export function createReservation(holds: Holds, instanceId: string, open: OpenHo
  * spoken; every other endpoint its input tokens with a margin and the most output it may make.
  */
 async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost: Pico; reservation: Reservation }> {
-  const { route, body } = state;
+  const { route } = state;
+  // n, the token limits, speech's input and images' size and quality: the checked head has the
+  // first two (request-check.ts), and a body that has the others is never checked.
+  const body = headOf(state);
   if (!route || !body) throw ERR.internal();
   if (route.endpoint === 'audio_speech') {
     const characters = typeof body['input'] === 'string' ? [...body['input']].length : 0;

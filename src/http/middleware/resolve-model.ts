@@ -1,7 +1,7 @@
 import type { Catalogue } from '../../catalogue/catalogue.ts';
 import { ERR } from '../../errors.ts';
 import type { Endpoint } from '../../formats/wire.ts';
-import type { GatewayMiddleware } from '../state.ts';
+import { headOf, type GatewayMiddleware } from '../state.ts';
 import { orderRoutes } from '../../routing/route-order.ts';
 import { pathsOf } from '../../catalogue/endpoints.ts';
 
@@ -12,13 +12,14 @@ import { pathsOf } from '../../catalogue/endpoints.ts';
  */
 export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): GatewayMiddleware {
   return async (ctx, next) => {
-    const id = ctx.state.body?.['model'];
+    const head = headOf(ctx.state);
+    const id = head?.['model'];
     if (typeof id !== 'string') throw ERR.invalidField('model: is required', 'model');
     const entry = catalogue.get(id);
     if (!entry) throw ERR.modelNotFound(id);
     if (ctx.state.key?.allowsModel && !ctx.state.key.allowsModel(id)) throw ERR.modelForbidden(id);
     if (!entry.endpoints.has(endpoint)) throw ERR.endpointNotServed(id, ctx.path, pathsOf(entry.endpoints));
-    const images = ctx.state.body?.['n'];
+    const images = head?.['n'];
     if ((endpoint === 'images_generations' || endpoint === 'images_edits') && typeof images === 'number' && images > (entry.model.maxImages ?? 10)) {
       throw ERR.invalidField(`n: model "${id}" draws at most ${entry.model.maxImages ?? 10} images a request, got ${images}`, 'n');
     }

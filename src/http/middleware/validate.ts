@@ -11,6 +11,8 @@ import type { GatewayMiddleware } from '../state.ts';
  */
 export function createValidator(schema: z.ZodType): GatewayMiddleware {
   return async (ctx, next) => {
+    // Checked as bytes against the same rules already (request-check.ts, issue #17).
+    if (ctx.state.head !== undefined) return next();
     const result = schema.safeParse(ctx.state.body, { error: issueMessage });
     if (!result.success) {
       const issue = flattenIssues(result.error)[0];
