@@ -25,7 +25,7 @@ function start(args, env = {}) {
  * ratio. `launch(args, env)` starts a Junction process (the bench pins it to its core).
  */
 export async function metricsOverhead(upstreamUrl, rounds, seconds, log = () => undefined, launch = start) {
-  const server = (env) => launch(['--import', 'tsx/esm', 'bench/junction-server.ts', upstreamUrl, SIM], env);
+  const server = (env) => launch(['--import', './bin/register.mjs', 'bench/junction-server.ts', upstreamUrl, SIM], env);
   const on = await server({});
   const off = await server({ JUNCTION_BENCH_METRICS: 'off' });
   const body = Buffer.from(JSON.stringify({ model: `o/${SIM}`, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }));

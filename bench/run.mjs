@@ -115,7 +115,7 @@ async function measure(proc, scenario, prefix, headers = HEADERS[scenario.format
 
 const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
 const startBare = () => start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
-const startJunction = () => start(1, process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
+const startJunction = () => start(1, process.execPath, ['--import', './bin/register.mjs', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
 const startPortkey = () => start(1, process.execPath, [path.join(DIR, 'peers/portkey-server.mjs')]);
 // Portkey is told per request which provider to speak and where it lives; the client's key rides
 // along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
@@ -192,7 +192,7 @@ writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurren
 
 /** Issue #15: the Bedrock plugin's SigV4 cost per request and event-stream decoding cost per event, alone. */
 function bedrockCosts() {
-  const run = spawnSync(process.execPath, ['--import', 'tsx/esm', path.join(DIR, 'bedrock-costs.ts'), QUICK ? '500' : '4000'], { cwd: ROOT, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', './bin/register.mjs', path.join(DIR, 'bedrock-costs.ts'), QUICK ? '500' : '4000'], { cwd: ROOT, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`bedrock-costs failed: ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split('\n').at(-1));
 }
