@@ -1,4 +1,5 @@
 import type { Endpoint, TextFormat, TokenUsage } from '../formats/wire.ts';
+import { scanJson } from '../http/json-scan.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
 import {
@@ -37,6 +38,9 @@ export interface UsageTap {
 }
 
 const USAGE = Buffer.from('"usage"');
+const USAGE_KEY = [Buffer.from('usage')];
+/** Answers nest far less; deeper ones are parsed whole, as before. */
+const MAX_ANSWER_DEPTH = 128;
 const DELTA_TYPE = Buffer.from('_delta"');
 const CHAT_DELTA = Buffer.from('"delta"');
 const TRANSCRIPT_DELTA = Buffer.from('"transcript.text.delta"');
@@ -82,7 +86,7 @@ export function createUsageTap(format: TextFormat, contentType: string | undefin
   const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;
   // Messages content deltas are text_delta, thinking_delta, input_json_delta…; every Chat chunk has "delta".
   const marker = format === 'messages' ? DELTA_TYPE : CHAT_DELTA;
-  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply, marker) : new JsonUsageTap(format === 'messages' ? messagesBody : chatBody);
+  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply, marker) : new JsonUsageTap(format === 'messages' ? messagesBody : chatBody, true);
 }
 
 type Apply = (usage: TokenUsage, event: Record<string, unknown>) => boolean;
@@ -229,6 +233,8 @@ class SseUsageTap implements UsageTap {
 
 class JsonUsageTap implements UsageTap {
   readonly #apply: Apply;
+  /** `apply` reads only `usage`: parse only its value (issue #17: a whole answer was parsed whole here, and again for usage.cost). */
+  readonly #usageOnly: boolean;
   readonly #chunks: Buffer[] = [];
   #size = 0;
 
@@ -237,8 +243,9 @@ class JsonUsageTap implements UsageTap {
     return Math.ceil(this.#size / 4);
   }
 
-  constructor(apply: Apply) {
+  constructor(apply: Apply, usageOnly = false) {
     this.#apply = apply;
+    this.#usageOnly = usageOnly;
   }
 
   push(chunk: Buffer): void {
@@ -248,9 +255,10 @@ class JsonUsageTap implements UsageTap {
 
   finish(): TokenUsage | undefined {
     if (this.#size > MAX_BUFFERED || this.#chunks.length === 0) return undefined;
+    const bytes = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
     let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(this.#chunks).toString('utf8'));
+      body = (this.#usageOnly ? usageAlone(bytes) : undefined) ?? JSON.parse(bytes.toString('utf8'));
     } catch {
       return undefined;
     }
@@ -258,6 +266,17 @@ class JsonUsageTap implements UsageTap {
     const usage = emptyUsage();
     return this.#apply(usage, body as Record<string, unknown>) ? usage : undefined;
   }
+}
+
+/**
+ * `{ usage }` with the answer's top-level `usage` value parsed alone, or undefined when the scan
+ * cannot place it (no such key, or one written with escapes): then the whole answer is parsed.
+ */
+function usageAlone(bytes: Buffer): Record<string, unknown> | undefined {
+  const scan = scanJson(bytes, MAX_ANSWER_DEPTH, USAGE_KEY);
+  const range = scan.fields.get('usage');
+  if (scan.tooDeep || scan.end < 0 || range === undefined) return undefined;
+  return { usage: JSON.parse(bytes.toString('utf8', range.start, range.end)) as unknown };
 }
 
 /** Whether some `"usage"` key in the line has an object value (`"usage":{` or `"usage" : {`). */

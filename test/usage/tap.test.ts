@@ -60,6 +60,19 @@ describe('usage tap', () => {
     });
   });
 
+  it('reads a whole answer\'s top-level usage alone, whatever else says "usage" (issue #17), and parses whole only what the scan cannot place', () => {
+    const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+    const answer = {
+      id: 'c', choices: [{ message: { content: 'the "usage": {"prompt_tokens": 999}', tool_calls: [{ function: { arguments: '{"usage":{"prompt_tokens":5}}' } }] }, usage: { prompt_tokens: 5 } }],
+      usage,
+    };
+    const read = tapWithCuts('chat', 'application/json', Buffer.from(JSON.stringify(answer)), [7]);
+    expect(read).to.deep.include({ input: 11, output: 7 });
+    // A key written with escapes is no key to the scan: the whole answer is parsed, as before.
+    const escaped = JSON.stringify({ id: 'c', usage }).replace('"usage"', '"\\u0075sage"');
+    expect(tapWithCuts('chat', 'application/json', Buffer.from(escaped), [])).to.deep.include({ input: 11, output: 7 });
+  });
+
   it('reports nothing when no usage passed, and is not fooled by "usage" inside text', () => {
     const text = 'data: {"choices":[{"delta":{"content":"the \\"usage\\": field"}}]}\n\n';
     expect(tapWithCuts('chat', SSE, Buffer.from(text), [])).to.equal(undefined);
