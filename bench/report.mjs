@@ -7,7 +7,8 @@ import path from 'node:path';
 import { median } from './load.mjs';
 
 // portkey: the peer column, present only when installed (npm --prefix bench/peers ci).
-const ARMS = ['direct', 'bare', 'native', 'translated', 'portkey'];
+// floor: the least a gateway on the design card's stack must do (floor-server.ts; issue #17).
+const ARMS = ['direct', 'bare', 'floor', 'native', 'translated', 'portkey'];
 const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
 /** Per scenario and arm: medians over rounds of throughput, latency and added latency (arm − direct, within a round). */
@@ -106,7 +107,7 @@ export function writeReport(results, options) {
     '',
     `${new Date().toISOString()} · ${sha} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     '',
-    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open. ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, native/translated = Junction (auth, ledger, usage accounting on; request log off), ${options.portkey ? `portkey = Portkey's open-source gateway @portkey-ai/gateway ${options.portkey} (peer, headless, as shipped, told the simulator's address per request; its streams wait a fixed 25 ms before their first event)` : 'portkey = not installed, so no peer column'}. The peer is a bench-only install, never a project dependency: \`npm --prefix bench/peers ci\`.`,
+    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open. ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, floor = the least a gateway on the design card's stack must do (\`floor-server.ts\`: Koa and @koa/router, a hashed key, Junction's byte-level body checks, a durable group-committed hold and settlement in SQLite, http-proxy-3, usage read; no timers, failover, limits, metrics or logs; issue #17), native/translated = Junction (auth, ledger, usage accounting on; request log off), ${options.portkey ? `portkey = Portkey's open-source gateway @portkey-ai/gateway ${options.portkey} (peer, headless, as shipped, told the simulator's address per request; its streams wait a fixed 25 ms before their first event)` : 'portkey = not installed, so no peer column'}. The peer is a bench-only install, never a project dependency: \`npm --prefix bench/peers ci\`.`,
     '',
     ...(options.quick ? ['**Quick mode is a smoke test, not a measurement**: one short round, JIT warm-up inside the window. Use a full run for figures.', ''] : []),
     'CPU µs/req is the process under test, every thread (`/proc/<pid>/task/*/schedstat`) over the throughput window; CPU ×bare is bare\'s CPU per request over the arm\'s, within each round, then the median (range). For the direct arm it is the simulator.',

@@ -117,6 +117,9 @@ const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs'
 const startBare = () => start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
 const startJunction = () => start(1, process.execPath, ['--import', './bin/register.mjs', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
 const startPortkey = () => start(1, process.execPath, [path.join(DIR, 'peers/portkey-server.mjs')]);
+// Issue #17: the least a gateway on the design card's stack must do (floor-server.ts), on the scenarios whose targets it bounds.
+const startFloor = () => start(1, process.execPath, ['--import', './bin/register.mjs', path.join(DIR, 'floor-server.ts'), upstream.url]);
+const FLOORED = new Set(['chat-small', 'messages-stream', 'claude-code', 'claude-code-stream']);
 // Portkey is told per request which provider to speak and where it lives; the client's key rides
 // along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
 // It serves all five scenarios natively (its /v1/messages relays Anthropic streams event by event)
@@ -130,6 +133,7 @@ const portkeyHeaders = (format) => ({
 const bare = await startBare();
 const junction = await startJunction();
 const portkey = PORTKEY && !MEDIA_ONLY ? await startPortkey() : null;
+const floor = MEDIA_ONLY ? null : await startFloor();
 const results = { rounds: [], countTokens: [], held: [] };
 const media = () => mediaScenario({ bare, junction, startBare, startJunction, ask, key: KEY, rounds: ROUNDS, quick: QUICK });
 if (MEDIA_ONLY) {
@@ -149,6 +153,7 @@ try {
         ['direct', upstream, NATIVE[scenario.format]],
         ['bare', bare, NATIVE[scenario.format]],
         ['native', junction, NATIVE[scenario.format]],
+        ...(floor && FLOORED.has(scenario.id) ? [['floor', floor, NATIVE[scenario.format]]] : []),
         ...((scenario.foreign ?? FOREIGN[scenario.format]) ? [['translated', junction, scenario.foreign ?? FOREIGN[scenario.format]]] : []),
         ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
@@ -185,7 +190,7 @@ try {
   results.media = await media();
   results.bedrockCosts = bedrockCosts();
 } finally {
-  for (const proc of [junction, bare, portkey, upstream]) proc?.child.kill('SIGTERM');
+  for (const proc of [junction, bare, portkey, floor, upstream]) proc?.child.kill('SIGTERM');
 }
 writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
 writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });

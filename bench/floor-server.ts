@@ -1,0 +1,255 @@
+// Issue #17's floor: the least a gateway must do on a native route, on the design card's stack,
+// measured beside the bare proxy (`node bench/floor.mjs`). Koa with @koa/router and a chain of the
+// same length as Junction's; a key looked up by its SHA-256; the body read whole and checked by
+// Junction's own byte-level checks (the issue requires a precise 400 before anything goes
+// upstream); a durable hold before dispatch and a durable settlement after it, in a SQLite WAL
+// file, group-committed per event-loop turn with the same statements and indexes as Junction's
+// ledger; http-proxy-3 for the upstream; usage read from the answer. Nothing else: no timers, no
+// failover, no rate limits, no metrics, no logging, no stream guard, no settlement of a request
+// whose client left. Whatever Junction costs above this is its own; a target this cannot reach,
+// Junction cannot either. Usage: node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
+import Router from '@koa/router';
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http, { type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Stream } from 'node:stream';
+import { createProxyServer } from 'http-proxy-3';
+import Koa, { type Context, type Next } from 'koa';
+import { checkRequest, type CheckedEndpoint } from '../src/http/request-check.ts';
+import { newRequestId } from '../src/util/request-id.ts';
+
+const upstream = process.argv[2] ?? '';
+const BENCH_KEY = 'sk-jct-bench-0123456789abcdef'; // junction-server.ts's
+const dir = mkdtempSync(path.join(tmpdir(), 'junction-floor-'));
+const db = new Database(path.join(dir, 'ledger.db'));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = NORMAL');
+db.defaultSafeIntegers(true);
+db.exec(`
+  CREATE TABLE keys (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, balance INTEGER, held INTEGER NOT NULL DEFAULT 0, spent INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0);
+  CREATE TABLE holds (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_at TEXT NOT NULL);
+  CREATE TABLE ledger (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, model TEXT, input_tokens INTEGER, output_tokens INTEGER,
+    cost INTEGER NOT NULL, charged INTEGER NOT NULL, status INTEGER NOT NULL, started_at TEXT NOT NULL, duration_ms REAL);
+  CREATE INDEX ledger_by_key_time ON ledger (key_id, started_at);
+  CREATE INDEX ledger_by_time ON ledger (started_at);
+`);
+const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+db.prepare('INSERT INTO keys (sha256, balance) VALUES (?, ?)').run(sha(BENCH_KEY), 10n ** 18n);
+const keyIds = new Map<string, bigint>([[sha(BENCH_KEY), 1n]]);
+
+const reserveSql = [db.prepare('UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)'), db.prepare('INSERT INTO holds VALUES (?, ?, ?, ?)')] as const;
+const settleSql = [
+  db.prepare('DELETE FROM holds WHERE request_id = ? RETURNING amount'),
+  db.prepare('SELECT balance, held FROM keys WHERE id = ?'),
+  db.prepare('UPDATE keys SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?'),
+  db.prepare('INSERT INTO ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+] as const;
+
+// Group commit: the writes of one event-loop turn share a transaction, as Junction's do.
+let queue: { run: () => boolean; done: (ok: boolean) => void }[] = [];
+const commit = db.transaction((batch: typeof queue) => batch.map((w) => w.run()));
+// FLOOR_LEDGER=off: the same chain with no ledger writes, to measure what they cost.
+const LEDGER = process.env['FLOOR_LEDGER'] !== 'off';
+const submit = (run: () => boolean): Promise<boolean> =>
+  new Promise((done) => {
+    if (!LEDGER) {
+      setImmediate(() => done(true));
+      return;
+    }
+    if (queue.push({ run, done }) === 1) {
+      setImmediate(() => {
+        const batch = queue;
+        queue = [];
+        const results = commit.immediate(batch);
+        batch.forEach((w, i) => w.done(results[i] === true));
+      });
+    }
+  });
+
+interface FloorState {
+  id: string;
+  keyId: bigint;
+  raw: Buffer;
+  model: string;
+  hold: bigint;
+  startedAt: number;
+}
+const PRICE = 3n; // per token, any unit: the arithmetic is what costs
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+const proxy = createProxyServer({ agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, ignorePath: true });
+proxy.on('error', () => undefined);
+// Each request's own handler rides on the request, as in Junction's passthrough.
+const ON_RESPONSE = Symbol('onResponse');
+type Proxied = IncomingMessage & { [ON_RESPONSE]?: (proxyRes: IncomingMessage) => void };
+proxy.on('proxyRes', (proxyRes, req) => (req as Proxied)[ON_RESPONSE]?.(proxyRes));
+
+const app = new Koa<FloorState>();
+const context = async (ctx: Context, next: Next): Promise<void> => {
+  ctx.state['id'] = newRequestId();
+  ctx.state['startedAt'] = performance.now();
+  ctx.set('x-request-id', ctx.state['id'] as string);
+  await next();
+};
+const errors = async (ctx: Context, next: Next): Promise<void> => {
+  try {
+    await next();
+  } catch {
+    ctx.status = 500;
+    ctx.body = { error: { type: 'api_error' } };
+  }
+};
+const auth = async (ctx: Context, next: Next): Promise<void> => {
+  const header = ctx.req.headers['x-api-key'] ?? ctx.req.headers.authorization?.slice(7) ?? '';
+  const keyId = keyIds.get(sha(String(header)));
+  if (keyId === undefined) ctx.throw(401);
+  ctx.state['keyId'] = keyId;
+  await next();
+};
+const version = async (ctx: Context, next: Next): Promise<void> => {
+  if (ctx.path === '/v1/messages' && !ctx.req.headers['anthropic-version']) ctx.throw(400);
+  await next();
+};
+const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Promise<void> => {
+  const raw = await new Promise<Buffer>((done, fail) => {
+    const chunks: Buffer[] = [];
+    ctx.req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    ctx.req.once('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    ctx.req.once('error', fail);
+  });
+  const checked = checkRequest(raw, endpoint, 128);
+  if (checked === null) ctx.throw(400);
+  ctx.state['raw'] = raw;
+  ctx.state['model'] = checked.head['model'];
+  // A size-based input estimate (an upper bound: a token is at least a byte) and the output bound.
+  const maxTokens = typeof checked.head['max_tokens'] === 'number' ? checked.head['max_tokens'] : 4096;
+  ctx.state['hold'] = (BigInt(raw.length) + BigInt(maxTokens)) * PRICE;
+  await next();
+};
+const resolve = async (ctx: Context, next: Next): Promise<void> => {
+  if (typeof ctx.state['model'] !== 'string') ctx.throw(404);
+  await next();
+};
+const reserve = async (ctx: Context, next: Next): Promise<void> => {
+  const s = ctx.state as FloorState;
+  const ok = await submit(() => {
+    if (reserveSql[0].run(s.hold, s.keyId, s.hold).changes === 0) return false;
+    reserveSql[1].run(s.id, s.keyId, s.hold, new Date().toISOString());
+    return true;
+  });
+  if (!ok) ctx.throw(402);
+  await next();
+};
+const dispatch = (ctx: Context): Promise<void> => {
+  const s = ctx.state as FloorState;
+  ctx.respond = false;
+  return new Promise((done) => {
+    (ctx.req as Proxied)[ON_RESPONSE] = (proxyRes: IncomingMessage): void => {
+      ctx.res.writeHead(proxyRes.statusCode ?? 502, { 'content-type': proxyRes.headers['content-type'] ?? 'application/json', 'x-request-id': s.id });
+      // Usage: the lines (or the body) that say "usage", parsed as they pass.
+      let tail = '';
+      let input = 0;
+      let output = 0;
+      proxyRes.on('data', (chunk: Buffer) => {
+        const text = tail + chunk.toString('latin1');
+        const end = text.lastIndexOf('\n');
+        for (let at = text.indexOf('"usage"'); at !== -1 && at < end; at = text.indexOf('"usage"', at + 7)) {
+          const line = text.slice(text.lastIndexOf('\n', at) + 1, text.indexOf('\n', at));
+          input = Math.max(input, Number(/"(?:input|prompt)_tokens":(\d+)/.exec(line)?.[1] ?? 0));
+          output = Math.max(output, Number(/"(?:output|completion)_tokens":(\d+)/.exec(line)?.[1] ?? 0));
+        }
+        tail = end === -1 ? text : text.slice(end + 1);
+      });
+      proxyRes.on('end', () => {
+        for (const match of tail.matchAll(/"(input|prompt|output|completion)_tokens":(\d+)/g)) {
+          if (match[1] === 'input' || match[1] === 'prompt') input = Math.max(input, Number(match[2]));
+          else output = Math.max(output, Number(match[2]));
+        }
+        const cost = BigInt(input + output) * PRICE;
+        void submit(() => {
+          const hold = settleSql[0].get(s.id) as { amount: bigint } | undefined;
+          const released = hold?.amount ?? 0n;
+          settleSql[1].get(s.keyId);
+          settleSql[2].run(released, cost, cost, s.keyId);
+          settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, proxyRes.statusCode ?? 0, new Date().toISOString(), performance.now() - s.startedAt);
+          return true;
+        }).then(() => done());
+      });
+      proxyRes.pipe(ctx.res);
+    };
+    const headers = ctx.path === '/v1/messages'
+      ? { 'content-type': 'application/json', 'x-api-key': 'sim', 'anthropic-version': '2023-06-01', 'content-length': String(s.raw.length) }
+      : { 'content-type': 'application/json', authorization: 'Bearer sim', 'content-length': String(s.raw.length) };
+    ctx.req.headers = headers;
+    const target = ctx.path === '/v1/messages' ? `${upstream}/v1/messages` : `${upstream}/v1/chat/completions`;
+    proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => done());
+  });
+};
+/** http-proxy-3's `buffer` option pipes a stream: one whole write of the body (as upstream-body.ts). */
+class BodySource extends Stream {
+  readonly #bytes: Buffer;
+  constructor(bytes: Buffer) {
+    super();
+    this.#bytes = bytes;
+  }
+  override pipe<T extends NodeJS.WritableStream>(destination: T): T {
+    destination.end(this.#bytes);
+    return destination;
+  }
+}
+const bufferStream = (bytes: Buffer): Stream => new BodySource(bytes);
+
+const router = new Router();
+router.post('/v1/messages', auth, version, body('messages'), resolve, reserve, dispatch);
+router.post('/v1/chat/completions', auth, body('chat_completions'), resolve, reserve, dispatch);
+app.use(context);
+app.use(errors);
+app.use(router.routes());
+
+/**
+ * FLOOR_KOA=off: the same middleware, composed by hand over a minimal context, to measure what
+ * Koa and @koa/router cost (their context objects, delegation, routing, response handling).
+ */
+function bareHandler(): http.RequestListener {
+  type Step = (ctx: Context, next: Next) => Promise<void> | void;
+  const chains = new Map<string, Step[]>([
+    ['/v1/messages', [context, errors, auth, version, body('messages'), resolve, reserve, dispatch]],
+    ['/v1/chat/completions', [context, errors, auth, body('chat_completions'), resolve, reserve, dispatch]],
+  ]);
+  return (req, res) => {
+    const chain = chains.get(req.url ?? '');
+    if (!chain || req.method !== 'POST') {
+      res.writeHead(404).end();
+      return;
+    }
+    const ctx = {
+      req,
+      res,
+      path: req.url,
+      state: {},
+      respond: true,
+      set: (name: string, value: string) => res.setHeader(name, value),
+      throw: (status: number) => {
+        throw Object.assign(new Error(String(status)), { status });
+      },
+      status: 200,
+      body: undefined as unknown,
+    };
+    const run = (i: number): Promise<void> => Promise.resolve((chain[i] as Step)(ctx as unknown as Context, () => run(i + 1)));
+    void run(0).then(() => {
+      if (ctx.respond && !res.headersSent) res.writeHead(ctx.status).end(JSON.stringify(ctx.body ?? {}));
+    });
+  };
+}
+
+const server = http.createServer(process.env['FLOOR_KOA'] === 'off' ? bareHandler() : app.callback());
+server.keepAliveTimeout = 120_000;
+server.listen(0, '127.0.0.1', () => console.log(`PORT ${(server.address() as { port: number }).port}`));
+process.on('SIGTERM', () => {
+  server.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+});
