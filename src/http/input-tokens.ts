@@ -35,18 +35,18 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
   const { route, raw, scan, key, elements } = state;
   if (!route) return 0;
   const tools = scan?.fields.get('tools');
-  // Read as jsonText reads a body: a non-ASCII character becomes its `\u` escape, a few tokens more
-  // for the estimate, and the 40 KB stays a one-byte string, 5× faster to make (issue #17).
-  const toolsText = raw && tools ? jsonText(raw.subarray(tools.start, tools.end)) : undefined;
   const format = COUNTED_AS[route.endpoint];
   const scope = String(key?.id ?? '');
   if (elements && raw && (format === 'messages' || format === 'chat')) {
     // A checked body: its elements are read from the bytes, never the whole body (issue #17).
-    state.inputTokens = await countRequestText(checkedRequestText(format, raw, elements, scope, toolsText), scope);
+    state.inputTokens = await countRequestText(checkedRequestText(format, raw, elements, scope, tools), scope);
     return state.inputTokens;
   }
   const body = state.body;
   if (!body) return 0;
+  // Read as jsonText reads a body: a non-ASCII character becomes its `\u` escape, a few tokens more
+  // for the estimate, and the 40 KB stays a one-byte string, 5× faster to make (issue #17).
+  const toolsText = raw && tools ? jsonText(raw.subarray(tools.start, tools.end)) : undefined;
   state.inputTokens = await countInputTokens(format, body, scope, toolsText);
   return state.inputTokens;
 }
