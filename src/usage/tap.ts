@@ -39,6 +39,7 @@ export interface UsageTap {
 
 const USAGE = Buffer.from('"usage"');
 const USAGE_KEY = [Buffer.from('usage')];
+const USAGE_TEXT = '"usage"';
 /** Answers nest far less; deeper ones are parsed whole, as before. */
 const MAX_ANSWER_DEPTH = 128;
 const DELTA_TYPE = Buffer.from('_delta"');
@@ -47,7 +48,6 @@ const TRANSCRIPT_DELTA = Buffer.from('"transcript.text.delta"');
 /** `response.output_text.delta`, `response.function_call_arguments.delta`…: one per content event. */
 const RESPONSES_DELTA = Buffer.from('.delta"');
 const DATA = Buffer.from('data:');
-const NEWLINE = 0x0a;
 /** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
 const MAX_BUFFERED = 8 * 1024 * 1024;
 
@@ -161,7 +161,7 @@ const chatBody: Apply = (usage, body) => {
 
 class SseUsageTap implements UsageTap {
   readonly #apply: Apply;
-  readonly #marker: Buffer;
+  readonly #marker: string;
   /** Parse only lines whose usage is an object, not `null` (Responses; see responsesTap). */
   readonly #objectUsage: boolean;
   readonly #usage = emptyUsage();
@@ -172,7 +172,7 @@ class SseUsageTap implements UsageTap {
 
   constructor(apply: Apply, marker: Buffer, objectUsage = false) {
     this.#apply = apply;
-    this.#marker = marker;
+    this.#marker = marker.toString('latin1');
     this.#objectUsage = objectUsage;
   }
 
@@ -181,10 +181,14 @@ class SseUsageTap implements UsageTap {
   }
 
   push(chunk: Buffer): void {
-    for (let at = chunk.indexOf(this.#marker); at !== -1; at = chunk.indexOf(this.#marker, at + this.#marker.length)) this.#deltas++;
+    // Searched as latin1 text (one character per byte, so offsets are byte offsets): String#indexOf
+    // runs in V8, where Buffer#indexOf with a needle is a call into C++ per match, one per delta
+    // event here (issue #17: 20 → 7 µs for a 64-event Messages stream, alone).
+    const text = chunk.toString('latin1');
+    for (let at = text.indexOf(this.#marker); at !== -1; at = text.indexOf(this.#marker, at + this.#marker.length)) this.#deltas++;
     let start = 0;
     if (this.#carry !== null) {
-      const newline = chunk.indexOf(NEWLINE);
+      const newline = text.indexOf('\n');
       if (newline === -1) {
         this.#carry = this.#carry.length + chunk.length > MAX_BUFFERED ? null : Buffer.concat([this.#carry, chunk]);
         return;
@@ -193,19 +197,19 @@ class SseUsageTap implements UsageTap {
       this.#carry = null;
       start = newline + 1;
     }
-    let hit = chunk.indexOf(USAGE, start);
+    let hit = text.indexOf(USAGE_TEXT, start);
     while (hit !== -1) {
-      const lineStart = Math.max(start, chunk.lastIndexOf(NEWLINE, hit) + 1);
-      const lineEnd = chunk.indexOf(NEWLINE, hit);
+      const lineStart = Math.max(start, text.lastIndexOf('\n', hit) + 1);
+      const lineEnd = text.indexOf('\n', hit);
       if (lineEnd === -1) {
         this.#carry = Buffer.from(chunk.subarray(lineStart));
         return;
       }
       this.#line(chunk.subarray(lineStart, lineEnd));
       start = lineEnd + 1;
-      hit = chunk.indexOf(USAGE, start);
+      hit = text.indexOf(USAGE_TEXT, start);
     }
-    const lastNewline = chunk.lastIndexOf(NEWLINE);
+    const lastNewline = text.lastIndexOf('\n');
     const tail = Math.max(start, lastNewline + 1);
     if (tail < chunk.length) this.#carry = Buffer.from(chunk.subarray(tail));
   }
