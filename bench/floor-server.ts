@@ -15,11 +15,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Stream } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import Koa, { type Context, type Next } from 'koa';
 import { checkRequest, type CheckedEndpoint } from '../src/http/request-check.ts';
 import { newRequestId } from '../src/util/request-id.ts';
+import { BodySource } from '../src/proxy/upstream-body.ts';
 
 const upstream = process.argv[2] ?? '';
 const BENCH_KEY = 'sk-jct-bench-0123456789abcdef'; // junction-server.ts's
@@ -187,19 +187,8 @@ const dispatch = (ctx: Context): Promise<void> => {
     proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => done());
   });
 };
-/** http-proxy-3's `buffer` option pipes a stream: one whole write of the body (as upstream-body.ts). */
-class BodySource extends Stream {
-  readonly #bytes: Buffer;
-  constructor(bytes: Buffer) {
-    super();
-    this.#bytes = bytes;
-  }
-  override pipe<T extends NodeJS.WritableStream>(destination: T): T {
-    destination.end(this.#bytes);
-    return destination;
-  }
-}
-const bufferStream = (bytes: Buffer): Stream => new BodySource(bytes);
+/** http-proxy-3's `buffer` option pipes a stream: one whole write of the body, as Junction's. */
+const bufferStream = (bytes: Buffer): BodySource => new BodySource(bytes);
 
 const router = new Router();
 router.post('/v1/messages', auth, version, body('messages'), resolve, reserve, dispatch);

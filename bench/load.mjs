@@ -1,8 +1,30 @@
 // The load generator's measurements (issue #6): closed-loop throughput at a fixed concurrency,
 // sequential latency at concurrency 1, time to the first content byte of a stream, and many
 // streams held open at once. Keep-alive connections throughout, as real clients use them.
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+
+/** Whether arms can be pinned to cores (taskset); the runners pin themselves to core 0 when so. */
+export const pinned = spawnSync('taskset', ['-V']).status === 0;
+
+/**
+ * Starts a server that prints `PORT <n>` once listening, pinned to `core` when taskset exists.
+ * Resolves with { child, url }.
+ */
+export function startServer(core, cmd, args, { env = {}, cwd } = {}) {
+  const [bin, argv] = pinned ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];
+  const child = spawn(bin, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const port = /PORT (\d+)/.exec(out)?.[1];
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+    });
+    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)));
+  });
+}
 
 /** One POST, read to its end. Resolves with { ms, ttfbMs, bytes, ok }. */
 export function post(agent, url, path, headers, body) {

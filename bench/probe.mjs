@@ -10,39 +10,26 @@
 //   PROBE_B_DIR     another checkout to run it from (a git worktree of the commit before a change)
 //   PROBE_B_NODE_ARGS  its node arguments instead of `--import ./bin/register.mjs` (an older checkout: `--import tsx/esm`)
 // Arms are pinned to core 1, the simulator and the load generator to core 0, as in run.mjs.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, throughput } from './load.mjs';
+import { median, pinned, startServer, throughput } from './load.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'sk-jct-bench-0123456789abcdef';
 const SIM = 'sim-c64-g0-l0';
 const [list = 'chat', roundsArg = '3', secondsArg = '3'] = process.argv.slice(2);
-const pinned = spawnSync('taskset', ['-V']).status === 0;
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 
-function start(core, args, env = process.env, cwd = ROOT) {
-  const [bin, argv] = pinned ? ['taskset', ['-c', String(core), process.execPath, ...args]] : [process.execPath, args];
-  const child = spawn(bin, argv, { cwd, env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const port = /PORT (\d+)/.exec(out)?.[1];
-      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
+const start = (core, args, env = {}, cwd = ROOT) => startServer(core, process.execPath, args, { env, cwd });
 
 const upstream = await start(0, ['bench/upstream.mjs']);
 const bare = await start(1, ['bench/bare-proxy.mjs', upstream.url]);
 const junction = await start(1, ['--import', './bin/register.mjs', 'bench/junction-server.ts', upstream.url, SIM]);
 let second = null;
 if (process.env.PROBE_B !== undefined) {
-  const env = { ...process.env };
+  const env = {};
   for (const pair of process.env.PROBE_B.split(',').filter(Boolean)) {
     const [name, value = ''] = pair.split('=');
     env[name] = value;

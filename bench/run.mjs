@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { holdStreams, latency, median, throughput } from './load.mjs';
+import { holdStreams, latency, median, pinned, startServer, throughput } from './load.mjs';
 import { writePartialReport, writeReport, writeMediaReport } from './report.mjs';
 import { mediaScenario } from './media.mjs';
 import { metricsOverhead } from './metrics-overhead.mjs';
@@ -36,23 +36,9 @@ const PORTKEY_PKG = path.join(DIR, 'peers/node_modules/@portkey-ai/gateway/packa
 const PORTKEY = existsSync(PORTKEY_PKG) ? JSON.parse(readFileSync(PORTKEY_PKG, 'utf8')).version : null;
 if (!PORTKEY) process.stderr.write('Portkey column skipped: not installed (npm --prefix bench/peers ci).\n');
 
-const pinned = spawnSync('taskset', ['-V']).status === 0;
-const pin = (core, cmd, args) => (pinned ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args]);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]); // the load generator shares core 0 with the simulator
 
-function start(core, cmd, args, env = {}) {
-  const [bin, argv] = pin(core, cmd, args);
-  const child = spawn(bin, argv, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const port = /PORT (\d+)/.exec(out)?.[1];
-      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
-    });
-    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)));
-  });
-}
+const start = (core, cmd, args, env = {}) => startServer(core, cmd, args, { env, cwd: ROOT });
 
 const ask = (proc, message) =>
   new Promise((resolve, reject) => {

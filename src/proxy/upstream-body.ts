@@ -15,7 +15,7 @@ export interface UpstreamBody {
 }
 
 /** A JSON body read whole, sent with one write. */
-class BodySource extends Stream {
+export class BodySource extends Stream {
   readonly #body: Buffer;
   constructor(body: Buffer) {
     super();
