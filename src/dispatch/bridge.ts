@@ -2,7 +2,8 @@ import { CODECS, type ClientSide, type UpstreamCodec, type UpstreamSide } from '
 import { pluginCodec } from '../formats/canonical/plugin-codec.ts';
 import { namespaced } from '../formats/canonical/responses-request-decode.ts';
 import type { ResponsesStreamEncoder } from '../formats/canonical/responses-stream-encode.ts';
-import { translateStream, type CanonicalEvent, type StreamEncoder } from '../formats/canonical/stream.ts';
+import { translateBatches, translateStream, type CanonicalEvent, type StreamEncoder, type StreamHooks } from '../formats/canonical/stream.ts';
+import { parsedBatches } from '../formats/upstream-events.ts';
 import { DEFAULT_CHAT_DIALECT, DEFAULT_MESSAGES_DIALECT } from '../formats/convert/dialect.ts';
 import { asArray, asObject, asString, type Json } from '../formats/convert/json.ts';
 import { ToolNames } from '../formats/convert/tool-names.ts';
@@ -20,6 +21,11 @@ export interface TranslationPlan {
   readonly upstreamBody: Json;
   answer(body: Json): Json;
   stream(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
+  /**
+   * The same from the upstream's events a chunk at a time, where the conversion allows it (a
+   * built-in format on both sides): one async step per chunk rather than per event (issue #17).
+   */
+  streamBatches?(batches: AsyncIterable<readonly SseEvent[]>): AsyncIterable<Json>;
   /**
    * The usage the upstream reported on its stream, read before conversion: what is billed, even
    * when the client did not ask to see it (issue #4).
@@ -100,6 +106,7 @@ export function planTranslation(input: PlanInput): TranslationPlan {
     upstreamBody: plan.upstreamBody,
     answer: plan.answer,
     stream: (events) => plan.convert(plan.parse(events), tap),
+    ...(plan.convertBatches && { streamBatches: (batches: AsyncIterable<readonly SseEvent[]>) => (plan.convertBatches as NonNullable<FormatPlan['convertBatches']>)(batches, tap) }),
     streamUsage: () => (seen ? usage : undefined),
     upstreamStarted: () => started,
     whenUpstreamStarted,
@@ -127,6 +134,8 @@ interface FormatPlan {
   answer(body: Json): Json;
   parse(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
   convert(events: AsyncIterable<Json>, tap: (event: Json) => void): AsyncIterable<Json>;
+  /** Parse and convert a chunk's events at a time, when the upstream's format has a synchronous parser. */
+  convertBatches?(batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void): AsyncIterable<Json>;
   readonly responsesStream?: ResponsesStreamEncoder;
 }
 
@@ -179,11 +188,17 @@ function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: 
   const side: UpstreamSide = encoded.side;
   const clientSide = clientSideOf(body, { requestId: input.requestId, model: upstreamModel, inputTokensEstimate: input.inputTokensEstimate });
   const encoder: StreamEncoder = client.streamEncoder(clientSide);
+  const hooks = (tap: (event: Json) => void): StreamHooks => ({ input: tap, ...(onStop && { stop: onStop }) });
+  const eventParser = upstream.eventParser;
   return {
     upstreamBody: encoded.body,
     answer: (answer) => client.encodeAnswer(upstream.decodeAnswer(answer, side), clientSide),
     parse,
-    convert: (events, tap) => translateStream(events, upstream.streamDecoder(side, provider), encoder, { input: tap, ...(onStop && { stop: onStop }) }),
+    convert: (events, tap) => translateStream(events, upstream.streamDecoder(side, provider), encoder, hooks(tap)),
+    ...(eventParser && {
+      convertBatches: (batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void) =>
+        translateBatches(parsedBatches(batches, eventParser(provider)), upstream.streamDecoder(side, provider), encoder, hooks(tap)),
+    }),
     ...(input.clientFormat === 'responses' && { responsesStream: encoder as ResponsesStreamEncoder }),
   };
 }

@@ -9,7 +9,7 @@ import { UpstreamTimers } from '../proxy/upstream-timers.ts';
 import type { Logger } from '../log.ts';
 import type { Translator } from '../plugin-host/api.ts';
 import { decodeFrames } from '../sse/decode-frames.ts';
-import { decodeSse } from '../sse/decode.ts';
+import { decodeSse, decodeSseBatches } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { pluginDecodeError } from '../formats/canonical/plugin-codec.ts';
 import { answerLocalCount, countBody } from './local-count.ts';
@@ -104,7 +104,10 @@ export async function serveTranslated(
     // connection per translated stream (seen as internalConnect in --cpu-prof): iterate without
     // destroying, then drain the rest so the socket returns to the pool.
     const bytes = response.body.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Uint8Array>;
-    const events = framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, (err) => pluginDecodeError(err, provider), () => timers.touch()) : decodeSse(bytes, reasonOf, () => timers.touch());
+    // A chunk's events at a time where the plan can take them so (issue #17), else one by one.
+    const converted = !framing && plan.streamBatches
+      ? plan.streamBatches(decodeSseBatches(bytes, reasonOf, () => timers.touch()))
+      : plan.stream(framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, (err) => pluginDecodeError(err, provider), () => timers.touch()) : decodeSse(bytes, reasonOf, () => timers.touch()));
     try {
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());
@@ -112,7 +115,7 @@ export async function serveTranslated(
       const attemptStartedAt = outcome.attemptStartedAt;
       // The upstream's first event: its time to first chunk (issue #16).
       if (attemptStartedAt !== undefined) void plan.whenUpstreamStarted.then(() => (outcome.upstreamFirstChunkMs = performance.now() - attemptStartedAt));
-      const served = await sendStream(ctx, clientFormat, plan.stream(events), provider, log, attempt, onWait, upstream, plan.responsesStream);
+      const served = await sendStream(ctx, clientFormat, converted, provider, log, attempt, onWait, upstream, plan.responsesStream);
       const final = plan.responsesStream?.response();
       if (final && outcome.error === undefined) keepResponse(ctx, final);
       return served;

@@ -42,48 +42,122 @@ export function parse(event: SseEvent, provider: string): Json {
   return value;
 }
 
+/**
+ * One format's events, parsed and checked one SSE event at a time, synchronously: `push` adds the
+ * typed event to `out` and says whether the stream is complete (its terminator came; anything after
+ * it is not read), `end` throws when the upstream stopped before its terminator. A translated
+ * stream parses a whole chunk's events in one step (issue #17: an async step per event cost as
+ * much as the conversion); the generators below wrap the same parsers.
+ */
+export interface EventParser {
+  push(event: SseEvent, out: Json[]): boolean;
+  end(): void;
+}
+
 /** Chat chunks; ends at `[DONE]`. OpenRouter reports errors as `error` or `finish_reason: "error"` (protocol.md §C.6). */
-export async function* chatChunksFromSse(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
-  let finished = false;
-  for await (const event of events) {
-    if (event.data === '[DONE]') return;
-    const chunk = parse(event, provider);
-    if (isObject(chunk['error'])) throw reportedError(provider, chunk['error']);
-    const choice = asObject(asArray(chunk['choices'])[0]);
-    if (choice['finish_reason'] === 'error') throw reportedError(provider, asObject(choice['error']));
-    // An empty string is no finish: the OpenAI SDK reads it as absent too.
-    if (typeof choice['finish_reason'] === 'string' && choice['finish_reason'] !== '') finished = true;
-    yield chunk;
+export class ChatChunkParser implements EventParser {
+  readonly #provider: string;
+  #finished = false;
+
+  constructor(provider: string) {
+    this.#provider = provider;
   }
-  // No [DONE]: complete only if the model said it had finished.
-  if (!finished) throw ERR.upstreamInterrupted(provider);
+
+  push(event: SseEvent, out: Json[]): boolean {
+    if (event.data === '[DONE]') return true;
+    const chunk = parse(event, this.#provider);
+    if (isObject(chunk['error'])) throw reportedError(this.#provider, chunk['error']);
+    const choice = asObject(asArray(chunk['choices'])[0]);
+    if (choice['finish_reason'] === 'error') throw reportedError(this.#provider, asObject(choice['error']));
+    // An empty string is no finish: the OpenAI SDK reads it as absent too.
+    if (typeof choice['finish_reason'] === 'string' && choice['finish_reason'] !== '') this.#finished = true;
+    out.push(chunk);
+    return false;
+  }
+
+  end(): void {
+    // No [DONE]: complete only if the model said it had finished.
+    if (!this.#finished) throw ERR.upstreamInterrupted(this.#provider);
+  }
 }
 
 /** Messages events; complete only with message_stop. `event: error` carries Anthropic's error type. */
-export async function* messagesEventsFromSse(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
-  for await (const event of events) {
-    const data = parse(event, provider);
-    if (event.event === 'error' || data['type'] === 'error') throw reportedError(provider, asObject(data['error']));
-    yield data;
-    if (data['type'] === 'message_stop') return;
+export class MessagesEventParser implements EventParser {
+  readonly #provider: string;
+
+  constructor(provider: string) {
+    this.#provider = provider;
   }
-  throw ERR.upstreamInterrupted(provider);
+
+  push(event: SseEvent, out: Json[]): boolean {
+    const data = parse(event, this.#provider);
+    if (event.event === 'error' || data['type'] === 'error') throw reportedError(this.#provider, asObject(data['error']));
+    out.push(data);
+    return data['type'] === 'message_stop';
+  }
+
+  end(): void {
+    throw ERR.upstreamInterrupted(this.#provider);
+  }
 }
 
 /**
  * Responses events; complete only with `response.completed` or `response.incomplete`. A failure
  * is an `error` event or `response.failed` (responses-api.md §4.4).
  */
-export async function* responsesEventsFromSse(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
-  for await (const event of events) {
-    const data = parse(event, provider);
-    const type = data['type'];
-    if (event.event === 'error' || type === 'error') throw reportedError(provider, isObject(data['error']) ? data['error'] : data);
-    if (type === 'response.failed') throw reportedError(provider, asObject(asObject(data['response'])['error']));
-    yield data;
-    if (type === 'response.completed' || type === 'response.incomplete') return;
+export class ResponsesEventParser implements EventParser {
+  readonly #provider: string;
+
+  constructor(provider: string) {
+    this.#provider = provider;
   }
-  throw ERR.upstreamInterrupted(provider);
+
+  push(event: SseEvent, out: Json[]): boolean {
+    const data = parse(event, this.#provider);
+    const type = data['type'];
+    if (event.event === 'error' || type === 'error') throw reportedError(this.#provider, isObject(data['error']) ? data['error'] : data);
+    if (type === 'response.failed') throw reportedError(this.#provider, asObject(asObject(data['response'])['error']));
+    out.push(data);
+    return type === 'response.completed' || type === 'response.incomplete';
+  }
+
+  end(): void {
+    throw ERR.upstreamInterrupted(this.#provider);
+  }
+}
+
+/** Events through a parser, one at a time. */
+export async function* parsedEvents(events: AsyncIterable<SseEvent>, parser: EventParser): AsyncGenerator<Json> {
+  const out: Json[] = [];
+  for await (const event of events) {
+    const done = parser.push(event, out);
+    yield* out;
+    out.length = 0;
+    if (done) return;
+  }
+  parser.end();
+}
+
+export const chatChunksFromSse = (events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> => parsedEvents(events, new ChatChunkParser(provider));
+export const messagesEventsFromSse = (events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> => parsedEvents(events, new MessagesEventParser(provider));
+export const responsesEventsFromSse = (events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> => parsedEvents(events, new ResponsesEventParser(provider));
+
+/**
+ * A whole chunk's events through a parser at once: the typed events of each batch, and nothing
+ * after the terminator. The end is checked when the batches run out.
+ */
+export async function* parsedBatches(batches: AsyncIterable<readonly SseEvent[]>, parser: EventParser): AsyncGenerator<Json[]> {
+  for await (const batch of batches) {
+    const out: Json[] = [];
+    for (const event of batch) {
+      if (parser.push(event, out)) {
+        if (out.length > 0) yield out;
+        return;
+      }
+    }
+    if (out.length > 0) yield out;
+  }
+  parser.end();
 }
 
 /**

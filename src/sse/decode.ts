@@ -31,3 +31,32 @@ export async function* decodeSse(
   parser.feed(decoder.decode());
   yield* pending;
 }
+
+/**
+ * The same events a chunk at a time: one async step per chunk of bytes rather than per event, for
+ * a caller that converts each chunk's events in one go (dispatch/translate.ts; issue #17).
+ */
+export async function* decodeSseBatches(
+  body: AsyncIterable<Uint8Array>,
+  onBrokenSource: (err: unknown) => Error,
+  onChunk?: () => void,
+): AsyncGenerator<SseEvent[]> {
+  const decoder = new TextDecoder();
+  let pending: SseEvent[] = [];
+  const parser = createParser({ onEvent: (e) => pending.push({ event: e.event, data: e.data }) });
+  try {
+    for await (const chunk of body) {
+      onChunk?.();
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (pending.length > 0) {
+        const ready = pending;
+        pending = [];
+        yield ready;
+      }
+    }
+  } catch (err) {
+    throw onBrokenSource(err);
+  }
+  parser.feed(decoder.decode());
+  if (pending.length > 0) yield pending;
+}

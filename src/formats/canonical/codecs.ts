@@ -1,7 +1,7 @@
 import type { ChatDialect, MessagesDialect } from '../convert/dialect.ts';
 import type { Json } from '../convert/json.ts';
 import { ToolNames } from '../convert/tool-names.ts';
-import { chatChunksFromSse, messagesEventsFromSse, responsesEventsFromSse } from '../upstream-events.ts';
+import { ChatChunkParser, chatChunksFromSse, MessagesEventParser, messagesEventsFromSse, ResponsesEventParser, responsesEventsFromSse, type EventParser } from '../upstream-events.ts';
 import type { TokenUsage, WireFormat } from '../wire.ts';
 import { applyChatChunk, applyMessagesEvent, applyResponsesEvent } from '../../usage/normalize.ts';
 import type { SseEvent } from '../../plugin-host/api.ts';
@@ -68,6 +68,8 @@ export interface UpstreamCodec {
   encodeRequest(request: CanonicalRequest, options: UpstreamEncodeOptions): { readonly body: Json; readonly side: UpstreamSide };
   /** Upstream SSE → this format's typed events, checked for in-band errors and truncation. */
   parse(events: AsyncIterable<SseEvent>, provider: string): AsyncIterable<Json>;
+  /** The same, an event at a time and synchronously, for a chunk's events in one step (issue #17). */
+  eventParser?(provider: string): EventParser;
   /** Folds the usage a typed event reports into `into`; true when it reported some. */
   applyUsage(into: TokenUsage, event: Json): boolean;
   decodeAnswer(body: Json, side: UpstreamSide): CanonicalAnswer;
@@ -91,6 +93,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames: new ToolNames(), jsonTool } };
     },
     parse: messagesEventsFromSse,
+    eventParser: (provider) => new MessagesEventParser(provider),
     applyUsage: applyMessagesEvent,
     decodeAnswer: (body, side) => decodeMessagesAnswer(body, side.jsonTool),
     streamDecoder: (side) => new MessagesStreamDecoder(side.jsonTool),
@@ -104,6 +107,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: chatChunksFromSse,
+    eventParser: (provider) => new ChatChunkParser(provider),
     applyUsage: applyChatChunk,
     decodeAnswer: (body, side) => decodeChatAnswer(body, side.toolNames),
     streamDecoder: (side, provider) => new ChatStreamDecoder(side.toolNames, provider),
@@ -117,6 +121,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: responsesEventsFromSse,
+    eventParser: (provider) => new ResponsesEventParser(provider),
     applyUsage: applyResponsesEvent,
     decodeAnswer: (body, side) => decodeResponsesAnswer(body, side.toolNames),
     streamDecoder: (side) => new ResponsesStreamDecoder(side.toolNames),

@@ -59,43 +59,105 @@ export interface StreamHooks {
  * from the canonical stop through `stop` for an upstream whose events it cannot read (a plugin's).
  */
 export async function* translateStream(inputs: AsyncIterable<Json>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<Json> {
-  const canonical: CanonicalEvent[] = [];
-  // Reused: filled by the encoder, drained before the next input is read (no array per chunk).
-  const out: Json[] = [];
-  let stopped = false;
-  const encode = (): void => {
-    for (const event of canonical) {
-      if (event.type === 'stop') {
-        stopped = true;
-        hooks.stop?.(event);
-      }
-      encoder.push(event, out);
-    }
-    canonical.length = 0;
-  };
-  encoder.open(out);
-  for (const event of out) yield event;
-  out.length = 0;
+  const t = new Translation(decoder, encoder, hooks);
+  for (const event of t.out) yield event;
+  t.clear();
   try {
     for await (const input of inputs) {
       // After the stop the rest is read to its end, so the upstream's connection goes back to
       // the pool for the next request, but nothing of it reaches the client (rule 12).
-      if (stopped) continue;
-      hooks.input?.(input);
-      decoder.push(input, canonical);
-      if (canonical.length === 0) continue;
-      encode();
-      for (const event of out) yield event;
-      out.length = 0;
+      if (t.stopped) continue;
+      t.push(input);
+      for (const event of t.out) yield event;
+      t.clear();
     }
   } catch (err) {
     // A fault after the client's stream ended (a reset before the upstream's own end marker)
     // must not add a second ending to it (review of issue #14).
-    if (!stopped) throw err;
+    if (!t.stopped) throw err;
     return;
   }
-  if (stopped) return;
-  decoder.end(canonical);
-  encode();
-  for (const event of out) yield event;
+  if (t.stopped) return;
+  t.end();
+  for (const event of t.out) yield event;
+  t.clear();
+}
+
+/**
+ * The same, with the upstream's events a chunk at a time (issue #17): each chunk's events are
+ * converted in one step, so the only async steps are the chunk read and the events handed on.
+ * Stops exactly where translateStream does: no input after the stop reaches the hooks.
+ */
+export async function* translateBatches(batches: AsyncIterable<readonly Json[]>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<Json> {
+  const t = new Translation(decoder, encoder, hooks);
+  for (const event of t.out) yield event;
+  t.clear();
+  try {
+    for await (const batch of batches) {
+      for (const input of batch) {
+        if (t.stopped) break;
+        t.push(input);
+      }
+      for (const event of t.out) yield event;
+      t.clear();
+    }
+  } catch (err) {
+    if (!t.stopped) throw err;
+    return;
+  }
+  if (t.stopped) return;
+  t.end();
+  for (const event of t.out) yield event;
+  t.clear();
+}
+
+/** The synchronous part of a translated stream: inputs in, the client's events out. */
+class Translation {
+  readonly #decoder: StreamDecoder;
+  readonly #encoder: StreamEncoder;
+  readonly #hooks: StreamHooks;
+  readonly #canonical: CanonicalEvent[] = [];
+  /** Filled by the encoder, handed on by take(). */
+  readonly #out: Json[] = [];
+  stopped = false;
+
+  constructor(decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks) {
+    this.#decoder = decoder;
+    this.#encoder = encoder;
+    this.#hooks = hooks;
+    encoder.open(this.#out);
+  }
+
+  push(input: Json): void {
+    this.#hooks.input?.(input);
+    this.#decoder.push(input, this.#canonical);
+    this.#encode();
+  }
+
+  /** The input ended cleanly. */
+  end(): void {
+    this.#decoder.end(this.#canonical);
+    this.#encode();
+  }
+
+  /** The client's events made since the last clear(). */
+  get out(): readonly Json[] {
+    return this.#out;
+  }
+
+  /** Reused rather than replaced (no array per chunk): its events were all handed on. */
+  clear(): void {
+    this.#out.length = 0;
+  }
+
+  #encode(): void {
+    for (const event of this.#canonical) {
+      if (event.type === 'stop') {
+        this.stopped = true;
+        this.#hooks.stop?.(event);
+      }
+      this.#encoder.push(event, this.#out);
+    }
+    this.#canonical.length = 0;
+  }
 }

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { CODECS } from '../../../src/formats/canonical/codecs.ts';
+import { translateBatches, translateStream } from '../../../src/formats/canonical/stream.ts';
+import type { Json } from '../../../src/formats/convert/json.ts';
+import { ToolNames } from '../../../src/formats/convert/tool-names.ts';
+import { parsedBatches } from '../../../src/formats/upstream-events.ts';
+import type { WireFormat } from '../../../src/formats/wire.ts';
+import { decodeSse, decodeSseBatches } from '../../../src/sse/decode.ts';
+
+/**
+ * Issue #17: a translated stream's upstream events are parsed and converted a chunk at a time
+ * (decodeSseBatches → parsedBatches → translateBatches). The client must get exactly what the
+ * event-at-a-time path gives, however the bytes arrive, and the same error where it fails.
+ */
+const fixture = (path: string) => readFileSync(new URL(`../../fixtures/${path}`, import.meta.url));
+
+async function* pieces(body: Buffer, cuts: number[]): AsyncGenerator<Uint8Array> {
+  let start = 0;
+  for (const cut of [...cuts, body.length]) {
+    if (cut > start) yield body.subarray(start, cut);
+    start = Math.max(start, cut);
+  }
+}
+
+interface Run {
+  events: Json[];
+  inputs: number;
+  error?: string;
+}
+
+async function run(from: WireFormat, to: WireFormat, body: Buffer, cuts: number[], batched: boolean): Promise<Run> {
+  const side = { toolNames: new ToolNames(), jsonTool: null };
+  const client = { id: 'x', model: 'm', created: 1, request: {}, includeUsage: true, inputTokensEstimate: 3, customTools: new Set<string>(), namespacedTools: new Map() };
+  const upstream = CODECS[from];
+  let inputs = 0;
+  const hooks = { input: () => void inputs++ };
+  const parser = upstream.eventParser?.('up');
+  if (!parser) throw new Error('no event parser');
+  const stream = batched
+    ? translateBatches(parsedBatches(decodeSseBatches(pieces(body, cuts), (e) => e as Error), parser), upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks)
+    : translateStream(upstream.parse(decodeSse(pieces(body, cuts), (e) => e as Error), 'up'), upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks);
+  const events: Json[] = [];
+  try {
+    for await (const event of stream) events.push(event);
+  } catch (err) {
+    return { events, inputs, error: err instanceof Error ? err.message : String(err) };
+  }
+  return { events, inputs };
+}
+
+const CASES: [string, WireFormat, WireFormat, Buffer][] = [
+  ['Chat tool stream → Messages', 'chat', 'messages', fixture('openai/tool-call.sse')],
+  ['OpenRouter reasoning stream → Messages', 'chat', 'messages', fixture('openai/openrouter-reasoning.sse')],
+  ['Messages thinking and tool stream → Chat', 'messages', 'chat', fixture('anthropic/thinking-tool.sse')],
+  ['Messages text stream → Responses', 'messages', 'responses', fixture('anthropic/text.sse')],
+  ['Responses stream → Messages', 'responses', 'messages', fixture('openai/responses.sse')],
+];
+
+describe('translated streams a chunk at a time (issue #17)', () => {
+  for (const [name, from, to, body] of CASES) {
+    it(`${name}: the same client events as event by event, however the bytes arrive`, async () => {
+      const whole = await run(from, to, body, [], false);
+      expect(whole.events.length).to.be.greaterThan(3);
+      expect(whole.error).to.equal(undefined);
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: body.length - 1 }), { maxLength: 30 }).map((c) => c.sort((a, b) => a - b)), async (cuts) => {
+          expect(await run(from, to, body, cuts, true)).to.deep.equal(whole);
+        }),
+        { seed: 17, numRuns: 60 },
+      );
+    });
+  }
+
+  it('stops where the event-by-event path stops: nothing after the terminator reaches the hooks or the client', async () => {
+    const body = Buffer.concat([fixture('anthropic/text.sse'), Buffer.from('event: ping\ndata: {"type":"ping"}\n\n')]);
+    const batched = await run('messages', 'chat', body, [], true);
+    expect(batched).to.deep.equal(await run('messages', 'chat', body, [], false));
+    expect(batched.error).to.equal(undefined);
+  });
+
+  it('fails where the event-by-event path fails: a stream cut before its terminator', async () => {
+    const text = fixture('anthropic/text.sse').toString();
+    const cut = Buffer.from(text.slice(0, text.indexOf('event: message_delta')));
+    const batched = await run('messages', 'chat', cut, [], true);
+    const single = await run('messages', 'chat', cut, [], false);
+    expect(batched).to.deep.equal(single);
+    expect(batched.error).to.be.a('string');
+  });
+});
