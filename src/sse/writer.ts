@@ -82,9 +82,11 @@ export class SseWriter {
    * one, each was encoded and handed to the socket apart, a tenth of a translated stream's cost
    * (issue #3), and corking them still encoded each (issue #6). Resolves at once, or, when the
    * client's buffer is full, once it drains: a slow reader never makes us buffer a whole stream.
+   * Returns nothing when there is nothing to wait for: a caller awaits only backpressure, not a
+   * promise per event (issue #17).
    */
-  async write(frame: string): Promise<void> {
-    if (this.closed) return;
+  write(frame: string): Promise<void> | undefined {
+    if (this.closed) return undefined;
     this.#lastWrite = performance.now();
     this.#pending += frame;
     // A producer with no I/O between events (an in-process plugin, one huge upstream chunk) would
@@ -96,11 +98,13 @@ export class SseWriter {
       setImmediate(this.#flushTurn);
     }
     // The socket's own flag, not the last write's answer: a 'drain' that already came is not waited for.
-    if (this.#res.writableNeedDrain) {
-      this.#onWait?.(true);
-      await drained(this.#res);
-      this.#onWait?.(false);
-    }
+    return this.#res.writableNeedDrain ? this.#waitForDrain() : undefined;
+  }
+
+  async #waitForDrain(): Promise<void> {
+    this.#onWait?.(true);
+    await drained(this.#res);
+    this.#onWait?.(false);
   }
 
   end(frame?: string): void {

@@ -33,11 +33,12 @@ describe('SSE writer', () => {
   });
 
   it('sends a turn’s frames, then what end() adds, in order', async () => {
+    const results: unknown[] = [];
     const server = http.createServer((_req, res) => {
       const writer = new SseWriter(res, 'messages', 60_000);
       writer.start();
-      void writer.write('event: a\ndata: {"type":"a"}\n\n');
-      void writer.write('event: b\ndata: {"type":"b"}\n\n');
+      // Nothing to wait for while the client keeps up: no promise per event (issue #17).
+      results.push(writer.write('event: a\ndata: {"type":"a"}\n\n'), writer.write('event: b\ndata: {"type":"b"}\n\n'));
       writer.end('event: c\ndata: {"type":"c"}\n\n');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -46,5 +47,6 @@ describe('SSE writer', () => {
     server.close();
     expect(res.headers.get('content-type')).to.equal('text/event-stream; charset=utf-8');
     expect(text).to.equal('event: a\ndata: {"type":"a"}\n\nevent: b\ndata: {"type":"b"}\n\nevent: c\ndata: {"type":"c"}\n\n');
+    expect(results).to.deep.equal([undefined, undefined]);
   });
 });
