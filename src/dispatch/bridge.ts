@@ -25,7 +25,7 @@ export interface TranslationPlan {
    * The same from the upstream's events a chunk at a time, where the conversion allows it (a
    * built-in format on both sides): one async step per chunk rather than per event (issue #17).
    */
-  streamBatches?(batches: AsyncIterable<readonly SseEvent[]>): AsyncIterable<Json>;
+  streamBatches?(batches: AsyncIterable<readonly SseEvent[]>): AsyncIterable<readonly Json[]>;
   /**
    * The usage the upstream reported on its stream, read before conversion: what is billed, even
    * when the client did not ask to see it (issue #4).
@@ -135,7 +135,7 @@ interface FormatPlan {
   parse(events: AsyncIterable<SseEvent>): AsyncIterable<Json>;
   convert(events: AsyncIterable<Json>, tap: (event: Json) => void): AsyncIterable<Json>;
   /** Parse and convert a chunk's events at a time, when the upstream's format has a synchronous parser. */
-  convertBatches?(batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void): AsyncIterable<Json>;
+  convertBatches?(batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void): AsyncIterable<readonly Json[]>;
   readonly responsesStream?: ResponsesStreamEncoder;
 }
 

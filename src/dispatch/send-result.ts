@@ -129,7 +129,8 @@ function withCost(chunk: Json, usage: TokenUsage, ctx: GatewayContext): Json {
 export async function sendStream(
   ctx: GatewayContext,
   format: WireFormat,
-  events: AsyncIterable<Json>,
+  /** Events one by one, or in batches (a translated stream's chunk: issue #17), used before the next is asked for. */
+  events: AsyncIterable<Json | readonly Json[]>,
   provider: string,
   log: Logger,
   attempt: Attempt,
@@ -144,16 +145,20 @@ export async function sendStream(
   // a failure the loop may retry (issue #5). They go out as soon as it has spoken, even if the
   // converter is still waiting on more (peer pitfall #26: message_start before the first token).
   const early: Json[] = [];
-  let pending: Promise<IteratorResult<Json>> | undefined = iterator.next();
+  let pending: Promise<IteratorResult<Json | readonly Json[]>> | undefined = iterator.next();
+  const hold = (value: Json | readonly Json[]): void => {
+    if (isBatch(value)) early.push(...value);
+    else early.push(value);
+  };
   try {
     if (upstream) {
       const started = upstream.whenStarted.then((): typeof STARTED => STARTED);
       while (pending && !upstream.started()) {
-        const first: IteratorResult<Json> | typeof STARTED = await Promise.race([pending, started]);
+        const first: IteratorResult<Json | readonly Json[]> | typeof STARTED = await Promise.race([pending, started]);
         if (first === STARTED) break;
         if (first.done === true) pending = undefined;
         else {
-          early.push(first.value);
+          hold(first.value);
           pending = iterator.next();
         }
       }
@@ -163,7 +168,7 @@ export async function sendStream(
       const first = await pending;
       if (first.done === true) pending = undefined;
       else {
-        early.push(first.value);
+        hold(first.value);
         pending = iterator.next();
         pending.catch(() => undefined);
       }
@@ -197,10 +202,18 @@ export async function sendStream(
   try {
     for (const event of early) await send(event);
     while (pending && !writer.closed) {
-      const next: IteratorResult<Json> = await pending;
+      const next: IteratorResult<Json | readonly Json[]> = await pending;
       if (next.done === true) break;
-      const wait = send(next.value);
-      if (wait) await wait;
+      if (isBatch(next.value)) {
+        for (const event of next.value) {
+          if (writer.closed) break;
+          const wait = send(event);
+          if (wait) await wait;
+        }
+      } else {
+        const wait = send(next.value);
+        if (wait) await wait;
+      }
       pending = writer.closed ? undefined : iterator.next();
     }
     if (writer.closed) {
@@ -225,6 +238,8 @@ async function* withoutAbsentNullEvents(events: AsyncIterable<Json>): AsyncGener
 }
 
 const STARTED: unique symbol = Symbol('upstream started');
+
+const isBatch = (value: Json | readonly Json[]): value is readonly Json[] => Array.isArray(value);
 
 /** A Responses stream's own state, which its keepalives and in-band error continue. */
 export interface ResponsesStreamHooks {

@@ -84,13 +84,14 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
 }
 
 /**
- * The same, with the upstream's events a chunk at a time (issue #17): each chunk's events are
- * converted in one step, so the only async steps are the chunk read and the events handed on.
- * Stops exactly where translateStream does: no input after the stop reaches the hooks.
+ * The same, a chunk at a time both ways (issue #17): each chunk's upstream events are converted in
+ * one step and the client's events handed on as one batch, so the only async steps are per chunk.
+ * Stops exactly where translateStream does: no input after the stop reaches the hooks. A batch is
+ * the same array each time, refilled once the consumer asks for the next: use it before then.
  */
-export async function* translateBatches(batches: AsyncIterable<readonly Json[]>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<Json> {
+export async function* translateBatches(batches: AsyncIterable<readonly Json[]>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<readonly Json[]> {
   const t = new Translation(decoder, encoder, hooks);
-  for (const event of t.out) yield event;
+  if (t.out.length > 0) yield t.out;
   t.clear();
   try {
     for await (const batch of batches) {
@@ -98,7 +99,7 @@ export async function* translateBatches(batches: AsyncIterable<readonly Json[]>,
         if (t.stopped) break;
         t.push(input);
       }
-      for (const event of t.out) yield event;
+      if (t.out.length > 0) yield t.out;
       t.clear();
     }
   } catch (err) {
@@ -107,7 +108,7 @@ export async function* translateBatches(batches: AsyncIterable<readonly Json[]>,
   }
   if (t.stopped) return;
   t.end();
-  for (const event of t.out) yield event;
+  if (t.out.length > 0) yield t.out;
   t.clear();
 }
 

@@ -38,12 +38,16 @@ async function run(from: WireFormat, to: WireFormat, body: Buffer, cuts: number[
   const hooks = { input: () => void inputs++ };
   const parser = upstream.eventParser?.('up');
   if (!parser) throw new Error('no event parser');
-  const stream = batched
+  const stream: AsyncIterable<Json | readonly Json[]> = batched
     ? translateBatches(parsedBatches(decodeSseBatches(pieces(body, cuts), (e) => e as Error), parser), upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks)
     : translateStream(upstream.parse(decodeSse(pieces(body, cuts), (e) => e as Error), 'up'), upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks);
   const events: Json[] = [];
   try {
-    for await (const event of stream) events.push(event);
+    // Batches are reused: each is read before the next is asked for.
+    for await (const item of stream) {
+      if (Array.isArray(item)) events.push(...(item as readonly Json[]));
+      else events.push(item as Json);
+    }
   } catch (err) {
     return { events, inputs, error: err instanceof Error ? err.message : String(err) };
   }
