@@ -65,6 +65,12 @@ export interface Gateway {
   /** Starts listening; host and port default to the config's `server` section. */
   listen(host?: string, port?: number): Promise<AddressInfo>;
   /**
+   * Resolves true once no request is in flight, each one's charge written to the ledger, or false
+   * after `timeoutMs`. A client has its whole answer before its request is settled (the settlement
+   * follows the response), so what reads the ledger right after an answer waits for this.
+   */
+  settled(timeoutMs: number): Promise<boolean>;
+  /**
    * Stops accepting connections, lets in-flight requests and streams finish for up to `graceMs`
    * (default 0), ends the rest with an in-band error, settles the ledger, releases plugins.
    */
@@ -223,6 +229,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         });
       });
     },
+    settled: (timeoutMs) => settlements.idle(timeoutMs),
     close(graceMs = 0) {
       // Idempotent: a second call (a second signal) waits for the same drain.
       closing ??= drain(graceMs);

@@ -100,6 +100,8 @@ describe('billing: edges', () => {
       controller.abort();
       await pending;
       await env.upstream.last().closed;
+      // The settlement follows the request's end; read the ledger once it is written.
+      expect(await env.gw.gateway.settled(10_000)).to.equal(true);
       const rows = await env.gw.gateway.store.usage({ limit: 1 });
       const row = (await generation(rows[0]!.requestId));
       expect(row).to.deep.include({ estimated: true, outcome: 'client_disconnected', route });
