@@ -123,6 +123,24 @@ function closingQuote(buf: Buffer, from: number): number {
 }
 
 /**
+ * An answer's top-level `usage` value, parsed alone, with its byte range, and whether the answer's
+ * top-level object was closed; undefined when the scan cannot place the key (none, or one written
+ * with escapes), the value does not parse, or the answer nests deeper than `maxDepth`. The usage
+ * tap and `usage.cost` read whole answers this way rather than parsing them whole (issue #17).
+ */
+export function usageValueOf(body: Buffer, maxDepth: number): { range: ValueRange; value: unknown; closed: boolean } | undefined {
+  const scan = scanJson(body, maxDepth, USAGE_KEY);
+  const range = scan.fields.get('usage');
+  if (scan.tooDeep || range === undefined) return undefined;
+  try {
+    return { range, value: JSON.parse(body.toString('utf8', range.start, range.end)) as unknown, closed: scan.end >= 0 };
+  } catch {
+    return undefined;
+  }
+}
+const USAGE_KEY: readonly Buffer[] = [Buffer.from('usage')];
+
+/**
  * Returns the body with top-level values replaced (or added before the final brace when absent),
  * touching no other byte. Falls back to re-serialising `whole()` only when the scan could not place
  * a value (a key written with escapes, say). `body` has at least the edited keys' values, as parsed.

@@ -1,4 +1,4 @@
-import { scanJson } from '../http/json-scan.ts';
+import { usageValueOf } from '../http/json-scan.ts';
 
 /**
  * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
@@ -12,7 +12,6 @@ const USAGE = Buffer.from('"usage"');
 const USAGE_NULL = Buffer.from('"usage":null');
 const NEWLINE = 0x0a;
 const DATA = 'data:';
-const USAGE_KEY = [Buffer.from('usage')];
 
 export class ChatStreamRewriter {
   readonly #drop: boolean;
@@ -82,15 +81,9 @@ export class ChatStreamRewriter {
  * once to check the splice).
  */
 export function addCostToBody(body: Buffer, addCost: AddCost): Buffer {
-  const scan = scanJson(body, 128, USAGE_KEY);
-  const range = scan.fields.get('usage');
-  if (scan.tooDeep || !range) return body;
-  let usage: unknown;
-  try {
-    usage = JSON.parse(body.toString('utf8', range.start, range.end));
-  } catch {
-    return body;
-  }
+  const found = usageValueOf(body, 128);
+  if (found === undefined) return body;
+  const { range, value: usage } = found;
   if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return body;
   const edited = JSON.stringify({ ...(usage as Record<string, unknown>), cost: addCost(usage as Record<string, unknown>) });
   return Buffer.concat([body.subarray(0, range.start), Buffer.from(edited), body.subarray(range.end)]);

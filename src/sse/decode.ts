@@ -12,24 +12,7 @@ export async function* decodeSse(
   onBrokenSource: (err: unknown) => Error,
   onChunk?: () => void,
 ): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let pending: SseEvent[] = [];
-  const parser = createParser({ onEvent: (e) => pending.push({ event: e.event, data: e.data }) });
-  try {
-    for await (const chunk of body) {
-      onChunk?.();
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      if (pending.length > 0) {
-        const ready = pending;
-        pending = [];
-        yield* ready;
-      }
-    }
-  } catch (err) {
-    throw onBrokenSource(err);
-  }
-  parser.feed(decoder.decode());
-  yield* pending;
+  for await (const batch of decodeSseBatches(body, onBrokenSource, onChunk)) yield* batch;
 }
 
 /**

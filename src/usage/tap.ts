@@ -1,5 +1,5 @@
 import type { Endpoint, TextFormat, TokenUsage } from '../formats/wire.ts';
-import { scanJson } from '../http/json-scan.ts';
+import { usageValueOf } from '../http/json-scan.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
 import {
@@ -38,7 +38,6 @@ export interface UsageTap {
 }
 
 const USAGE = Buffer.from('"usage"');
-const USAGE_KEY = [Buffer.from('usage')];
 const USAGE_TEXT = '"usage"';
 /** Answers nest far less; deeper ones are parsed whole, as before. */
 const MAX_ANSWER_DEPTH = 128;
@@ -277,10 +276,8 @@ class JsonUsageTap implements UsageTap {
  * cannot place it (no such key, or one written with escapes): then the whole answer is parsed.
  */
 function usageAlone(bytes: Buffer): Record<string, unknown> | undefined {
-  const scan = scanJson(bytes, MAX_ANSWER_DEPTH, USAGE_KEY);
-  const range = scan.fields.get('usage');
-  if (scan.tooDeep || scan.end < 0 || range === undefined) return undefined;
-  return { usage: JSON.parse(bytes.toString('utf8', range.start, range.end)) as unknown };
+  const found = usageValueOf(bytes, MAX_ANSWER_DEPTH);
+  return found?.closed === true ? { usage: found.value } : undefined;
 }
 
 /** Whether some `"usage"` key in the line has an object value (`"usage":{` or `"usage" : {`). */

@@ -82,6 +82,11 @@ describe('translated streams a chunk at a time (issue #17)', () => {
     const batched = await run('messages', 'chat', body, [], true);
     expect(batched).to.deep.equal(await run('messages', 'chat', body, [], false));
     expect(batched.error).to.equal(undefined);
+    // The hooks heard the fixture's events up to message_delta, which carries the stop: not its
+    // message_stop, nor the ping after it.
+    const events = (fixture('anthropic/text.sse').toString().match(/^data:/gm) ?? []).length;
+    expect(batched.inputs).to.equal(events - 1);
+    expect(JSON.stringify(batched.events)).to.not.include('ping');
   });
 
   it('fails where the event-by-event path fails: a stream cut before its terminator', async () => {
