@@ -1,6 +1,7 @@
 import { ERR, errorTypeForStatus, statusForErrorType, type GatewayError } from '../errors.ts';
 import type { SseEvent } from '../plugin-host/api.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from './convert/json.ts';
+import { TemplatedEvent } from './templated-event.ts';
 
 /**
  * Upstream SSE events → typed objects of the upstream's format. An in-band error, a malformed
@@ -21,8 +22,9 @@ import { asArray, asNumber, asObject, asString, isObject, type Json } from './co
 let lastEvent: object | undefined;
 let lastText = '';
 
-/** The JSON text an event was parsed from, if it is passed on as it came. */
+/** The JSON text an event was parsed from, if it is passed on as it came, or its encoder's template. */
 export function rawJson(event: object): string | undefined {
+  if (event instanceof TemplatedEvent) return event.json();
   return event === lastEvent ? lastText : undefined;
 }
 

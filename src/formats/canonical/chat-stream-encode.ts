@@ -3,6 +3,7 @@ import { finishFromStopReason, type FinishReason } from '../convert/stop-reason.
 import { chatUsageOf } from '../convert/usage.ts';
 import { REASONING_FORMAT } from './chat-answer.ts';
 import type { CanonicalEvent, StreamEncoder } from './stream.ts';
+import { TemplatedEvent } from '../templated-event.ts';
 
 /**
  * Canonical events → Chat Completions chunks (protocol.md §D.9).
@@ -78,7 +79,7 @@ export class ChatStreamEncoder implements StreamEncoder {
         break;
       }
       case 'text':
-        out.push(this.#chunk(event.index === this.#refusal ? { refusal: event.text } : { content: event.text }));
+        out.push(new TextChunk(this.#options.id, this.#options.created, this.#model, event.index === this.#refusal ? 'refusal' : 'content', event.text, this.#options.includeUsage));
         break;
       case 'arguments': {
         const role = this.#blocks.get(event.index);
@@ -117,5 +118,31 @@ export class ChatStreamEncoder implements StreamEncoder {
         break;
       }
     }
+  }
+}
+
+/** A text (or refusal) delta chunk, as `#chunk` makes it, written from its template. */
+export class TextChunk extends TemplatedEvent {
+  readonly id: string;
+  readonly object = 'chat.completion.chunk';
+  readonly created: number;
+  readonly model: string;
+  readonly choices: readonly [{ readonly index: 0; readonly delta: Readonly<Partial<Record<'content' | 'refusal', string>>>; readonly finish_reason: null; readonly logprobs: null }];
+  readonly #field: 'content' | 'refusal';
+
+  constructor(id: string, created: number, model: string, field: 'content' | 'refusal', text: string, includeUsage: boolean) {
+    super();
+    this.id = id;
+    this.created = created;
+    this.model = model;
+    this.#field = field;
+    this.choices = [{ index: 0, delta: field === 'content' ? { content: text } : { refusal: text }, finish_reason: null, logprobs: null }];
+    if (includeUsage) this['usage'] = null;
+  }
+
+  json(): string {
+    const field = this.#field;
+    const usage = 'usage' in this ? ',"usage":null' : '';
+    return `{"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},"choices":[{"index":0,"delta":{"${field}":${JSON.stringify(this.choices[0].delta[field] ?? '')}},"finish_reason":null,"logprobs":null}]${usage}}`;
   }
 }

@@ -1,6 +1,7 @@
 import type { Json } from '../convert/json.ts';
 import { messagesUsageOf } from '../convert/usage.ts';
 import type { CanonicalEvent, StreamEncoder } from './stream.ts';
+import { TemplatedEvent } from '../templated-event.ts';
 
 /**
  * Canonical events → Messages stream events (protocol.md §A.8). message_start and ping go first,
@@ -58,7 +59,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         break;
       }
       case 'text':
-        out.push({ type: 'content_block_delta', index: event.index, delta: { type: 'text_delta', text: event.text } });
+        out.push(new TextDelta(event.index, event.text));
         break;
       case 'reasoning':
         out.push({ type: 'content_block_delta', index: event.index, delta: { type: 'thinking_delta', thinking: event.text } });
@@ -82,5 +83,22 @@ export class MessagesStreamEncoder implements StreamEncoder {
       default:
         break; // start: message_start went out at open
     }
+  }
+}
+
+/** `{ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }`, written from its template. */
+export class TextDelta extends TemplatedEvent {
+  readonly type = 'content_block_delta';
+  readonly index: number;
+  readonly delta: { readonly type: 'text_delta'; readonly text: string };
+
+  constructor(index: number, text: string) {
+    super();
+    this.index = index;
+    this.delta = { type: 'text_delta', text };
+  }
+
+  json(): string {
+    return `{"type":"content_block_delta","index":${this.index},"delta":{"type":"text_delta","text":${JSON.stringify(this.delta.text)}}}`;
   }
 }

@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { TextChunk } from '../../src/formats/canonical/chat-stream-encode.ts';
+import { TextDelta } from '../../src/formats/canonical/messages-stream-encode.ts';
+import { rawJson } from '../../src/formats/upstream-events.ts';
+import { chatChunkFrame, messagesEventFrame } from '../../src/sse/encode.ts';
+
+/**
+ * Issue #17: a translated stream's text deltas are written from templates. Every template must
+ * give the bytes JSON.stringify gives for the same event, whatever the text holds (quotes,
+ * backslashes, control characters, astral and lone surrogates), and a copy that changed must not
+ * go out in the old text.
+ */
+const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u2028', '\ud83d', '\ude00', '\u0000', 'é', 'a') }));
+
+describe('templated stream events', () => {
+  it('a Messages text delta is the bytes JSON.stringify gives', () => {
+    fc.assert(
+      fc.property(fc.nat(1000), text, (index, t) => {
+        const event = new TextDelta(index, t);
+        const plain = { type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } };
+        expect(event.json()).to.equal(JSON.stringify(plain));
+        expect(JSON.stringify(event)).to.equal(JSON.stringify(plain));
+        expect(messagesEventFrame(event)).to.equal(`event: content_block_delta\ndata: ${JSON.stringify(plain)}\n\n`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a Chat text or refusal chunk is the bytes JSON.stringify gives, with and without usage: null', () => {
+    fc.assert(
+      fc.property(text, fc.nat(), text, fc.constantFrom('content', 'refusal'), text, fc.boolean(), (id, created, model, field, t, includeUsage) => {
+        const chunk = new TextChunk(id, created, model, field, t, includeUsage);
+        const plain = { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { [field]: t }, finish_reason: null, logprobs: null }], ...(includeUsage && { usage: null }) };
+        expect(chunk.json()).to.equal(JSON.stringify(plain));
+        expect(JSON.stringify(chunk)).to.equal(JSON.stringify(plain));
+        expect(chatChunkFrame(chunk)).to.equal(`data: ${JSON.stringify(plain)}\n\n`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a spread copy with a change is stringified, not written from the template', () => {
+    const chunk = new TextChunk('chatcmpl-1', 1, 'm', 'content', 'Hi', true);
+    const changed = { ...chunk, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, cost: 0.5 } };
+    expect(rawJson(changed)).to.equal(undefined);
+    expect(chatChunkFrame(changed)).to.include('"cost":0.5');
+    const delta = new TextDelta(0, 'Hi');
+    expect(messagesEventFrame({ ...delta, index: 3 })).to.include('"index":3');
+  });
+});
