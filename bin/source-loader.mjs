@@ -4,27 +4,43 @@
 // that was about 4% of the gateway's CPU (bench/RESULTS.md, "Issue #17, round two"). Junction's
 // own files under src/ and plugins/ are built here with the same esbuild and the project's own
 // compiler settings, minus keepNames; files anywhere else (a third-party plugin) go on to tsx.
+//
+// Two forms of one hook: `load` for module.register() (Node 20: hooks on a worker thread), and
+// `loadSync` for module.registerHooks() (Node 22.15+ and 24: in-thread). Where registerHooks exists
+// tsx uses it, and its in-thread hook built the result of an off-thread one again, keepNames and
+// all, so on Node 24 this loader bought nothing until it ran in-thread too (register.mjs).
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { transform } from 'esbuild';
+import { transform, transformSync } from 'esbuild';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const OWN = ['src', 'plugins'].map((dir) => `${pathToFileURL(path.join(ROOT, dir)).href}/`);
 // What tsconfig.json sets that changes emitted code; types are only stripped.
 const TSCONFIG = { compilerOptions: { target: 'ES2022', verbatimModuleSyntax: true } };
 
+const isOwn = (url) => url.endsWith('.ts') && OWN.some((dir) => url.startsWith(dir));
+const options = (file) => ({
+  loader: 'ts',
+  format: 'esm',
+  target: `node${process.versions.node}`,
+  sourcefile: file,
+  // Stack traces name the .ts file and line, as under tsx.
+  sourcemap: 'inline',
+  tsconfigRaw: TSCONFIG,
+});
+
 export async function load(url, context, nextLoad) {
-  if (!url.endsWith('.ts') || !OWN.some((dir) => url.startsWith(dir))) return nextLoad(url, context);
+  if (!isOwn(url)) return nextLoad(url, context);
   const file = fileURLToPath(url);
-  const { code } = await transform(await readFile(file, 'utf8'), {
-    loader: 'ts',
-    format: 'esm',
-    target: `node${process.versions.node}`,
-    sourcefile: file,
-    // Stack traces name the .ts file and line, as under tsx.
-    sourcemap: 'inline',
-    tsconfigRaw: TSCONFIG,
-  });
+  const { code } = await transform(await readFile(file, 'utf8'), options(file));
+  return { format: 'module', source: code, shortCircuit: true };
+}
+
+export function loadSync(url, context, nextLoad) {
+  if (!isOwn(url)) return nextLoad(url, context);
+  const file = fileURLToPath(url);
+  const { code } = transformSync(readFileSync(file, 'utf8'), options(file));
   return { format: 'module', source: code, shortCircuit: true };
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 // @ts-expect-error: a plain JavaScript module of bin/, without type declarations
@@ -29,5 +30,13 @@ describe('the source loader (issue #17)', () => {
     await loadTs(urlOf('bench/load.mjs'), {}, next);
     await loadTs('node:fs', {}, next);
     expect(seen).to.deep.equal([urlOf('test/support/gateway.ts'), urlOf('bench/load.mjs'), 'node:fs']);
+  });
+
+  // On Node 22.15+ and 24 tsx hooks in-thread; an off-thread hook's output went through it again
+  // and came back with keepNames (the whole loader bought nothing there). CI runs this on 20 and 24.
+  it('is what actually runs src/ under `--import ./bin/register.mjs`, on this Node', () => {
+    const probe = "const m = await import('./src/proxy/native-relay.ts'); process.stdout.write(String(m.relayNative.toString().includes('__name(')));";
+    const out = execFileSync(process.execPath, ['--import', './bin/register.mjs', '--input-type=module', '-e', probe], { cwd: root, encoding: 'utf8' });
+    expect(out).to.equal('false');
   });
 });
