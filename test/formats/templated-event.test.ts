@@ -46,6 +46,8 @@ describe('templated stream events', () => {
     expect(rawJson(changed)).to.equal(undefined);
     expect(chatChunkFrame(changed)).to.include('"cost":0.5');
     const delta = new TextDelta(0, 'Hi');
-    expect(messagesEventFrame({ ...delta, index: 3 })).to.include('"index":3');
+    const moved = { ...delta, index: 3 };
+    expect(rawJson(moved)).to.equal(undefined);
+    expect(messagesEventFrame(moved)).to.include('"index":3');
   });
 });

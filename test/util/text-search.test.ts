@@ -4,7 +4,7 @@ import { Needle } from '../../src/util/text-search.ts';
 
 /** Issue #17: a marker with a leading quote is searched without it; it must find what indexOf finds. */
 describe('Needle', () => {
-  const hay = fc.string({ unit: fc.constantFrom('"', 'u', 's', 'a', 'g', 'e', ':', '{', 'x') }, { maxLength: 80 });
+  const hay = fc.string({ unit: fc.constantFrom('"', 'u', 's', 'a', 'g', 'e', ':', '{', 'x'), maxLength: 80 });
   for (const marker of ['"usage"', '"delta"', '_delta"', '"', 'usage']) {
     it(`finds ${marker} where String#indexOf does, from any offset, and counts it`, () => {
       const needle = new Needle(marker);
