@@ -32,11 +32,17 @@ describe('the source loader (issue #17)', () => {
     expect(seen).to.deep.equal([urlOf('test/support/gateway.ts'), urlOf('bench/load.mjs'), 'node:fs']);
   });
 
-  // On Node 22.15+ and 24 tsx hooks in-thread; an off-thread hook's output went through it again
-  // and came back with keepNames (the whole loader bought nothing there). CI runs this on 20 and 24.
-  it('is what actually runs src/ under `--import ./bin/register.mjs`, on this Node', () => {
-    const probe = "const m = await import('./src/proxy/native-relay.ts'); process.stdout.write(String(m.relayNative.toString().includes('__name(')));";
+  // On newer Nodes tsx hooks in-thread, and an off-thread hook's output went through it again and
+  // came back with keepNames; where Node has in-thread hooks but tsx stays off-thread (22.18), an
+  // in-thread hook beside them broke every CommonJS import (nodejs/node#57327). CI runs this on
+  // Node 20, 22.18 and 24.
+  it('is what actually runs src/ under `--import ./bin/register.mjs` on this Node, with CommonJS packages loading', () => {
+    const probe = [
+      "const koa = await import('koa');",
+      "const m = await import('./src/proxy/native-relay.ts');",
+      "process.stdout.write(typeof koa.default + ' ' + String(m.relayNative.toString().includes('__name(')));",
+    ].join(' ');
     const out = execFileSync(process.execPath, ['--import', './bin/register.mjs', '--input-type=module', '-e', probe], { cwd: root, encoding: 'utf8' });
-    expect(out).to.equal('false');
+    expect(out).to.equal('function false');
   });
 });
