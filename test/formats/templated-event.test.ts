@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { TextChunk } from '../../src/formats/canonical/chat-stream-encode.ts';
-import { TextDelta } from '../../src/formats/canonical/messages-stream-encode.ts';
+import { ChatStreamEncoder, TextChunk } from '../../src/formats/canonical/chat-stream-encode.ts';
+import { MessagesStreamEncoder, TextDelta } from '../../src/formats/canonical/messages-stream-encode.ts';
+import type { CanonicalEvent } from '../../src/formats/canonical/stream.ts';
+import type { Json } from '../../src/formats/convert/json.ts';
 import { rawJson } from '../../src/formats/upstream-events.ts';
 import { chatChunkFrame, messagesEventFrame } from '../../src/sse/encode.ts';
 
@@ -49,5 +51,28 @@ describe('templated stream events', () => {
     const moved = { ...delta, index: 3 };
     expect(rawJson(moved)).to.equal(undefined);
     expect(messagesEventFrame(moved)).to.include('"index":3');
+  });
+
+  it("a plugin decoder's malformed text event is stringified as before, never templated", () => {
+    // A third-party format's stream decoder feeds the encoders unchecked (plugin-codec.ts).
+    const odd = [
+      { type: 'text', index: Number.NaN, text: 'x' },
+      { type: 'text', index: 0, text: undefined },
+      { type: 'text', index: '1', text: 'x' },
+    ] as unknown as CanonicalEvent[];
+    const messages = new MessagesStreamEncoder({ messageId: 'msg_1', model: 'm', inputTokensEstimate: 1 });
+    const chat = new ChatStreamEncoder({ id: 'chatcmpl-1', created: 1, model: 'm', includeUsage: false });
+    for (const event of odd) {
+      for (const encoder of [messages, chat]) {
+        const out: Json[] = [];
+        encoder.push(event, out);
+        for (const written of out) {
+          if (event.type === 'text' && typeof event.text !== 'string') expect(written).to.not.be.instanceOf(TextChunk);
+          if (event.type === 'text' && !Number.isInteger(event.index)) expect(written).to.not.be.instanceOf(TextDelta);
+          const frame = encoder === messages ? messagesEventFrame(written as { type: string }) : chatChunkFrame(written);
+          expect(frame).to.include(JSON.stringify(written));
+        }
+      }
+    }
   });
 });

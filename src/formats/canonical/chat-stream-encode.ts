@@ -79,7 +79,12 @@ export class ChatStreamEncoder implements StreamEncoder {
         break;
       }
       case 'text':
-        out.push(new TextChunk(this.#options.id, this.#options.created, this.#model, event.index === this.#refusal ? 'refusal' : 'content', event.text, this.#options.includeUsage));
+        // A plugin's decoder feeds this too, unchecked: only string text takes the template.
+        if (typeof event.text !== 'string' || !Number.isFinite(this.#options.created)) {
+          out.push(this.#chunk(event.index === this.#refusal ? { refusal: event.text } : { content: event.text }));
+        } else {
+          out.push(new TextChunk(this.#options.id, this.#options.created, this.#model, event.index === this.#refusal ? 'refusal' : 'content', event.text, this.#options.includeUsage));
+        }
         break;
       case 'arguments': {
         const role = this.#blocks.get(event.index);

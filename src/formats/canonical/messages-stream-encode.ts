@@ -59,7 +59,10 @@ export class MessagesStreamEncoder implements StreamEncoder {
         break;
       }
       case 'text':
-        out.push(new TextDelta(event.index, event.text));
+        // A plugin's decoder feeds this too, unchecked: only a well-formed delta takes the template.
+        out.push(typeof event.text === 'string' && Number.isInteger(event.index)
+          ? new TextDelta(event.index, event.text)
+          : { type: 'content_block_delta', index: event.index, delta: { type: 'text_delta', text: event.text } });
         break;
       case 'reasoning':
         out.push({ type: 'content_block_delta', index: event.index, delta: { type: 'thinking_delta', thinking: event.text } });
