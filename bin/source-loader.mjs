@@ -5,10 +5,10 @@
 // own files under src/ and plugins/ are built here with the same esbuild and the project's own
 // compiler settings, minus keepNames; files anywhere else (a third-party plugin) go on to tsx.
 //
-// Two forms of one hook: `load` for module.register() (Node 20: hooks on a worker thread), and
-// `loadSync` for module.registerHooks() (Node 22.15+ and 24: in-thread). Where registerHooks exists
-// tsx uses it, and its in-thread hook built the result of an off-thread one again, keepNames and
-// all, so on Node 24 this loader bought nothing until it ran in-thread too (register.mjs).
+// Two forms of one hook: `load` for module.register() (hooks on a worker thread), and `loadSync`
+// for module.registerHooks() (in-thread). register.mjs puts it where tsx put its own hooks: where
+// tsx is in-thread (Node 24.11.1+, 22.22.3+), its hook built an off-thread one's output again,
+// keepNames and all, so there this loader bought nothing until it ran in-thread too.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

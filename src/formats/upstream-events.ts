@@ -56,50 +56,50 @@ export interface EventParser {
   end(): void;
 }
 
-/** Chat chunks; ends at `[DONE]`. OpenRouter reports errors as `error` or `finish_reason: "error"` (protocol.md §C.6). */
-export class ChatChunkParser implements EventParser {
-  readonly #provider: string;
-  #finished = false;
+/** What every format's parser shares: its provider, and a stream that stops short is cut. */
+abstract class UpstreamEventParser implements EventParser {
+  protected readonly provider: string;
 
   constructor(provider: string) {
-    this.#provider = provider;
+    this.provider = provider;
   }
+
+  abstract push(event: SseEvent, out: Json[]): boolean;
+
+  end(): void {
+    throw ERR.upstreamInterrupted(this.provider);
+  }
+}
+
+/** Chat chunks; ends at `[DONE]`. OpenRouter reports errors as `error` or `finish_reason: "error"` (protocol.md §C.6). */
+export class ChatChunkParser extends UpstreamEventParser {
+  #finished = false;
 
   push(event: SseEvent, out: Json[]): boolean {
     if (event.data === '[DONE]') return true;
-    const chunk = parse(event, this.#provider);
-    if (isObject(chunk['error'])) throw reportedError(this.#provider, chunk['error']);
+    const chunk = parse(event, this.provider);
+    if (isObject(chunk['error'])) throw reportedError(this.provider, chunk['error']);
     const choice = asObject(asArray(chunk['choices'])[0]);
-    if (choice['finish_reason'] === 'error') throw reportedError(this.#provider, asObject(choice['error']));
+    if (choice['finish_reason'] === 'error') throw reportedError(this.provider, asObject(choice['error']));
     // An empty string is no finish: the OpenAI SDK reads it as absent too.
     if (typeof choice['finish_reason'] === 'string' && choice['finish_reason'] !== '') this.#finished = true;
     out.push(chunk);
     return false;
   }
 
-  end(): void {
+  override end(): void {
     // No [DONE]: complete only if the model said it had finished.
-    if (!this.#finished) throw ERR.upstreamInterrupted(this.#provider);
+    if (!this.#finished) super.end();
   }
 }
 
 /** Messages events; complete only with message_stop. `event: error` carries Anthropic's error type. */
-export class MessagesEventParser implements EventParser {
-  readonly #provider: string;
-
-  constructor(provider: string) {
-    this.#provider = provider;
-  }
-
+export class MessagesEventParser extends UpstreamEventParser {
   push(event: SseEvent, out: Json[]): boolean {
-    const data = parse(event, this.#provider);
-    if (event.event === 'error' || data['type'] === 'error') throw reportedError(this.#provider, asObject(data['error']));
+    const data = parse(event, this.provider);
+    if (event.event === 'error' || data['type'] === 'error') throw reportedError(this.provider, asObject(data['error']));
     out.push(data);
     return data['type'] === 'message_stop';
-  }
-
-  end(): void {
-    throw ERR.upstreamInterrupted(this.#provider);
   }
 }
 
@@ -107,24 +107,14 @@ export class MessagesEventParser implements EventParser {
  * Responses events; complete only with `response.completed` or `response.incomplete`. A failure
  * is an `error` event or `response.failed` (responses-api.md §4.4).
  */
-export class ResponsesEventParser implements EventParser {
-  readonly #provider: string;
-
-  constructor(provider: string) {
-    this.#provider = provider;
-  }
-
+export class ResponsesEventParser extends UpstreamEventParser {
   push(event: SseEvent, out: Json[]): boolean {
-    const data = parse(event, this.#provider);
+    const data = parse(event, this.provider);
     const type = data['type'];
-    if (event.event === 'error' || type === 'error') throw reportedError(this.#provider, isObject(data['error']) ? data['error'] : data);
-    if (type === 'response.failed') throw reportedError(this.#provider, asObject(asObject(data['response'])['error']));
+    if (event.event === 'error' || type === 'error') throw reportedError(this.provider, isObject(data['error']) ? data['error'] : data);
+    if (type === 'response.failed') throw reportedError(this.provider, asObject(asObject(data['response'])['error']));
     out.push(data);
     return type === 'response.completed' || type === 'response.incomplete';
-  }
-
-  end(): void {
-    throw ERR.upstreamInterrupted(this.#provider);
   }
 }
 

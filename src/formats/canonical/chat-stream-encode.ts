@@ -36,10 +36,13 @@ export class ChatStreamEncoder implements StreamEncoder {
   readonly #blocks = new Map<number, BlockRole>();
   /** The refusal block, whose text goes out as `refusal` deltas (one number: no lookup per delta). */
   #refusal = -1;
+  /** Text chunks written from TextChunk's template, which writes `created` as a number literal. */
+  readonly #templated: boolean;
 
   constructor(options: ChatStreamOptions) {
     this.#options = options;
     this.#model = options.model;
+    this.#templated = Number.isFinite(options.created);
   }
 
   open(): void {
@@ -79,13 +82,14 @@ export class ChatStreamEncoder implements StreamEncoder {
         break;
       }
       case 'text':
+      {
+        const field = event.index === this.#refusal ? 'refusal' : 'content';
         // A plugin's decoder feeds this too, unchecked: only string text takes the template.
-        if (typeof event.text !== 'string' || !Number.isFinite(this.#options.created)) {
-          out.push(this.#chunk(event.index === this.#refusal ? { refusal: event.text } : { content: event.text }));
-        } else {
-          out.push(new TextChunk(this.#options.id, this.#options.created, this.#model, event.index === this.#refusal ? 'refusal' : 'content', event.text, this.#options.includeUsage));
-        }
+        out.push(this.#templated && typeof event.text === 'string'
+          ? new TextChunk(this.#options.id, this.#options.created, this.#model, field, event.text, this.#options.includeUsage)
+          : this.#chunk({ [field]: event.text }));
         break;
+      }
       case 'arguments': {
         const role = this.#blocks.get(event.index);
         if (role?.kind === 'tool') out.push(this.#chunk({ tool_calls: [{ index: role.toolIndex, function: { arguments: event.json } }] }));

@@ -88,6 +88,8 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
  * one step and the client's events handed on as one batch, so the only async steps are per chunk.
  * Stops exactly where translateStream does: no input after the stop reaches the hooks. A batch is
  * the same array each time, refilled once the consumer asks for the next: use it before then.
+ * translateStream stays a loop of its own rather than this one over batches of one: that would add
+ * an async step per event to the plugin paths that still go event by event.
  */
 export async function* translateBatches(batches: AsyncIterable<readonly Json[]>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<readonly Json[]> {
   const t = new Translation(decoder, encoder, hooks);
