@@ -173,9 +173,9 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   app.use(createRequestContext());
   app.use(createRequestFinish(parts.settlements, parts.sink, parts.log, parts.tracing));
   app.use(createErrorHandler(parts.log));
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     if (parts.lifecycle.draining && ctx.path !== '/healthz') throw ERR.shuttingDown();
-    await next();
+    return next();
   });
   app.use(router.routes());
   app.use(responsesRouter.routes());

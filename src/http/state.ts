@@ -93,7 +93,7 @@ export interface GatewayState {
    * checks accepted (request-check.ts) it is parsed only when first read: the native path reads
    * `head` instead, and never parses it (issue #17).
    */
-  body?: Record<string, unknown>;
+  body?: Record<string, unknown> | undefined;
   /** The top-level values the gateway reads, when the byte-level checks accepted the body. */
   head?: Record<string, unknown>;
   /** Where a checked body's `system` and messages are, for the input-token estimate. */
@@ -114,6 +114,8 @@ export interface GatewayState {
    */
   usageForced?: boolean;
   outcome: RequestOutcome;
+  /** A body the byte-level checks accepted: `body` parses it on first read (request-state.ts). */
+  parseWhenRead(raw: Buffer): void;
 }
 
 export type GatewayContext = ParameterizedContext<GatewayState>;
@@ -125,4 +127,9 @@ export type GatewayContext = ParameterizedContext<GatewayState>;
 export function headOf(state: GatewayState): Record<string, unknown> | undefined {
   return state.head ?? state.body;
 }
+/**
+ * A link of the chain. One with nothing to do once `next()` has resolved returns it instead of
+ * being an async function that awaits it: each async link adds its own promise and microtask hops
+ * to every request (issue #17). Koa's compose turns a synchronous throw into a rejection.
+ */
 export type GatewayMiddleware = (ctx: GatewayContext, next: () => Promise<void>) => Promise<void>;

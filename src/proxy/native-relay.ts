@@ -196,7 +196,8 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
   const chunks: Buffer[] = [];
   proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
   proxyRes.on('end', () => {
-    const body = addCostToBody(Buffer.concat(chunks), addCost);
+    // Most answers arrive in one chunk: that Buffer as it is, not a copy.
+    const body = addCostToBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), addCost);
     res.writeHead(status, { ...headers, 'content-length': body.length });
     res.end(body);
   });

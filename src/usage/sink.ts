@@ -45,6 +45,9 @@ export class LogUsageSink implements UsageSink {
   }
 
   record(entry: RequestRecord): void {
+    // Request lines are `info`: under a quieter level the line, its cost text included, is not
+    // even built (about 2 µs a request, issue #17).
+    if (!this.#log.isLevelEnabled('info')) return;
     this.#log.info(
       {
         req_id: entry.requestId,

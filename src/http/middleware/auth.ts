@@ -1,6 +1,6 @@
-import type { KeyStore } from '../../auth/key-store.ts';
+import type { ApiKey, KeyStore } from '../../auth/key-store.ts';
 import { ERR } from '../../errors.ts';
-import type { GatewayMiddleware } from '../state.ts';
+import type { GatewayContext, GatewayMiddleware } from '../state.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -10,7 +10,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * refused rather than one picked silently (reliability.md §4.1).
  */
 export function createAuth(keys: KeyStore): GatewayMiddleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const headerKey = ctx.get('x-api-key').trim();
     const authorization = ctx.get('authorization');
     let bearer = '';
@@ -21,10 +21,17 @@ export function createAuth(keys: KeyStore): GatewayMiddleware {
     }
     if (headerKey === '' && bearer === '') throw ERR.missingKey();
     if (headerKey !== '' && bearer !== '' && headerKey !== bearer) throw ERR.conflictingKeys();
-    const key = await keys.authenticate(headerKey || bearer);
-    if (!key) throw ERR.invalidKey();
-    if (key.disabled) throw ERR.keyDisabled();
-    ctx.state.key = key;
-    await next();
+    const presented = headerKey || bearer;
+    // A cached key goes on at once: no promise of its own in the chain (issue #17).
+    const known = keys.known(presented);
+    if (known) return admit(ctx, next, known);
+    return keys.authenticate(presented).then((key) => admit(ctx, next, key));
   };
+}
+
+function admit(ctx: GatewayContext, next: () => Promise<void>, key: ApiKey | undefined): Promise<void> {
+  if (!key) throw ERR.invalidKey();
+  if (key.disabled) throw ERR.keyDisabled();
+  ctx.state.key = key;
+  return next();
 }

@@ -5,7 +5,7 @@ import { ERR } from '../../errors.ts';
 import { scanJson } from '../json-scan.ts';
 import { jsonText } from '../json-text.ts';
 import { checkRequest, type CheckedEndpoint } from '../request-check.ts';
-import type { GatewayMiddleware, GatewayState } from '../state.ts';
+import type { GatewayMiddleware } from '../state.ts';
 
 export interface BodyReaderOptions {
   readonly limitBytes: number;
@@ -39,7 +39,7 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
       ctx.state.scan = checked.scan;
       ctx.state.head = checked.head;
       ctx.state.elements = checked.elements;
-      parseWhenRead(ctx.state, raw);
+      ctx.state.parseWhenRead(raw);
       await next();
       return;
     }
@@ -58,22 +58,6 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     ctx.state.body = body as Record<string, unknown>;
     await next();
   };
-}
-
-/**
- * `state.body` becomes the body parsed on first read. The checks proved it valid JSON (an object),
- * so the parse cannot fail; a later stage may still replace the body (a Responses continuation).
- */
-function parseWhenRead(state: GatewayState, raw: Buffer): void {
-  let body: Record<string, unknown> | undefined;
-  Object.defineProperty(state, 'body', {
-    configurable: true,
-    enumerable: true,
-    get: () => (body ??= JSON.parse(jsonText(raw)) as Record<string, unknown>),
-    set: (value: Record<string, unknown> | undefined) => {
-      body = value;
-    },
-  });
 }
 
 /** The body, decoded when it came compressed, up to `limitBytes` of decoded bytes. */

@@ -3,7 +3,7 @@ import { ERR } from '../../errors.ts';
 import { rateLimitHeaders } from '../../limits/headers.ts';
 import type { RateLimiter, RateLimits } from '../../limits/limiter.ts';
 import { inputTokensOf } from '../input-tokens.ts';
-import { headOf, type GatewayMiddleware, type GatewayState } from '../state.ts';
+import { headOf, type GatewayContext, type GatewayMiddleware, type GatewayState } from '../state.ts';
 
 /**
  * Per-key rate limits (issue #5), between the model resolver and the hold: a request over a limit
@@ -32,19 +32,24 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
     return limits;
   };
 
-  return async (ctx, next) => {
+  // Not an async function: a key without limits (the common case) goes straight on, without a
+  // promise of its own in the chain (issue #17).
+  return (ctx, next) => {
     const { route, key } = ctx.state;
     if (!route || !headOf(ctx.state) || !key) throw ERR.internal();
     if (COUNTING.has(route.endpoint)) return next();
     const limits = effective(key.limits);
     if (limits === null) return next();
+    return limited(ctx, next, limits, key.id);
+  };
 
+  async function limited(ctx: GatewayContext, next: () => Promise<void>, limits: RateLimits, keyId: number): Promise<void> {
     let inputTokens = 0;
     if (limits.tpm !== null) {
       // The same estimate the hold uses; kept in the state so reserve does not count twice.
       inputTokens = await inputTokensOf(ctx.state);
     }
-    const admission = await limiter.admit(key.id, limits, inputTokens, ctx.state.requestId);
+    const admission = await limiter.admit(keyId, limits, inputTokens, ctx.state.requestId);
     const headers = rateLimitHeaders(ctx.state.surface, admission, Date.now());
     if (admission.blocked !== null) {
       throw ERR.rateLimited(admission.blocked, limits[admission.blocked] ?? 0, admission.retryAfterS, headers);
@@ -55,9 +60,9 @@ export function createRateLimit(limiter: RateLimiter, defaults: RateLimits): Gat
     try {
       await next();
     } finally {
-      await limiter.release(key.id, limits, inputTokens, usedTokens(ctx.state, inputTokens), ctx.state.requestId);
+      await limiter.release(keyId, limits, inputTokens, usedTokens(ctx.state, inputTokens), ctx.state.requestId);
     }
-  };
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Surface } from '../../errors.ts';
 import type { GatewayContext, GatewayMiddleware } from '../state.ts';
 import { newRequestId } from '../../util/request-id.ts';
+import { RequestState } from '../request-state.ts';
 
 /**
  * First in the chain: gives every request an id (sent back as `x-request-id` on every response,
@@ -10,16 +11,13 @@ import { newRequestId } from '../../util/request-id.ts';
  * by whether the caller sent `anthropic-version`.
  */
 export function createRequestContext(): GatewayMiddleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const requestId = newRequestId();
-    ctx.state.requestId = requestId;
-    ctx.state.startedAt = performance.now();
-    ctx.state.surface = surfaceOf(ctx);
-    ctx.state.outcome = {};
+    ctx.state = new RequestState(requestId, performance.now(), surfaceOf(ctx));
     ctx.set('x-request-id', requestId);
     // The Anthropic SDK reports `request-id` as an error's requestID (protocol.md §A.9).
     if (ctx.state.surface === 'messages') ctx.set('request-id', requestId);
-    await next();
+    return next();
   };
 }
 

@@ -11,7 +11,7 @@ import { pathsOf } from '../../catalogue/endpoints.ts';
  * providers whose API key is not configured (503 naming the variable to set).
  */
 export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): GatewayMiddleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const head = headOf(ctx.state);
     const id = head?.['model'];
     if (typeof id !== 'string') throw ERR.invalidField('model: is required', 'model');
@@ -35,6 +35,6 @@ export function createModelResolver(catalogue: Catalogue, endpoint: Endpoint): G
     }
     ctx.state.candidates = candidates;
     ctx.state.route = { endpoint, model: entry.model, prices: entry.prices, provider: route.provider, upstreamModel: route.model };
-    await next();
+    return next();
   };
 }

@@ -10,7 +10,7 @@ import type { GatewayMiddleware } from '../state.ts';
  * the original bytes stay as sent.
  */
 export function createValidator(schema: z.ZodType): GatewayMiddleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     // Checked as bytes against the same rules already (request-check.ts, issue #17).
     if (ctx.state.head !== undefined) return next();
     const result = schema.safeParse(ctx.state.body, { error: issueMessage });
@@ -21,7 +21,7 @@ export function createValidator(schema: z.ZodType): GatewayMiddleware {
         throw ERR.invalidField(`${field}: ${issue.message}`, field);
       }
     }
-    await next();
+    return next();
   };
 }
 

@@ -12,7 +12,7 @@ export function createVersionCheck(minimum = '2023-06-01'): GatewayMiddleware {
   // Clients send one or two values; each is checked once, not with a Date per request (issue #17).
   // Only accepted values are kept, and only a few, so a client cannot grow the set.
   const accepted = new Set<string>();
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const sent = ctx.req.headers['anthropic-version'];
     const version = (typeof sent === 'string' ? sent : (sent?.[0] ?? '')).trim();
     if (!accepted.has(version)) {
@@ -20,7 +20,7 @@ export function createVersionCheck(minimum = '2023-06-01'): GatewayMiddleware {
       if (!isRealDate(version) || version < minimum) throw ERR.versionInvalid(version);
       if (accepted.size < 16) accepted.add(version);
     }
-    await next();
+    return next();
   };
 }
 
