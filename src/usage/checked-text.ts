@@ -15,8 +15,10 @@ import { chatRequestText, messagesRequestText, type RequestText } from './reques
  * read by jsonText (input-tokens.ts): those read only `system`, each message and `tools`, in that
  * order, and each element's share is theirs of a request holding that element alone.
  *
- * Kept per scope (the API key), as counts are (token-count.ts): shared, a hit's speed would tell
- * one key whether another sent the same message.
+ * Kept per scope (the API key) and format, as counts are per scope (token-count.ts): shared across
+ * keys, a hit's speed would tell one key whether another sent the same message; across formats, the
+ * same bytes at the same place would be read by the other format's rules (a Chat `image_url` part
+ * is an image, a Messages block of that type is text).
  */
 export interface CheckedElements {
   /** The `system` value, Messages only. */
@@ -48,7 +50,7 @@ let limitBytes = 32 * 1024 * 1024;
 let heldBytes = 0;
 /** Elements read from their bytes so far, not found among the remembered (tests). */
 let reads = 0;
-/** Per scope, its last requests, newest first; scopes in least recently used order. */
+/** Per format and scope, its last requests, newest first; in least recently used order. */
 const scopes = new Map<string, Seen[]>();
 
 /** What an element contributes, from its bytes. */
@@ -61,8 +63,9 @@ const readChatMessage: Read = (bytes) => chatRequestText({ messages: [json(bytes
 const readTools: Read = (bytes) => ({ parts: [jsonText(bytes)], fixed: 0 });
 
 export function checkedRequestText(format: 'messages' | 'chat', raw: Buffer, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
-  const recent = scopes.get(scope) ?? [];
-  scopes.delete(scope);
+  const scoped = `${format}\u0000${scope}`;
+  const recent = scopes.get(scoped) ?? [];
+  scopes.delete(scoped);
   const read = format === 'messages' ? readMessage : readChatMessage;
   const system = elements.system && entryOf(raw, elements.system, recent, (seen) => seen.system, readSystem);
   const messages = elements.messages.map((range, i) => entryOf(raw, range, recent, (seen) => seen.messages[i], read));
@@ -79,7 +82,7 @@ export function checkedRequestText(format: 'messages' | 'chat', raw: Buffer, ele
   recent.unshift({ system, messages, tools: toolsEntry, size });
   heldBytes += size;
   for (const old of recent.splice(RECENT)) heldBytes -= old.size;
-  scopes.set(scope, recent);
+  scopes.set(scoped, recent);
   evict();
   return { parts, fixed };
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { checkRequest } from '../../src/http/request-check.ts';
 import { checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText } from '../../src/usage/checked-text.ts';
+import { chatRequestText, messagesRequestText } from '../../src/usage/request-text.ts';
 
 const body = (messages: unknown[], system = 'You are terse.') => Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, system, messages, tools: [{ name: 't' }] }));
 const turn1 = [{ role: 'user', content: 'What is 2+2?' }];
@@ -29,6 +30,20 @@ describe("a checked body's input text (issue #17)", () => {
     expect(reads(() => expect(textOf(changed, 'turns').parts).to.deep.equal(['You are verbose.', 'What is 2+2?', '4', 'And 3+3?', '[{"name":"t"}]'])), 'the new system prompt').to.equal(1);
     // Another key reads everything itself.
     expect(reads(() => textOf(body(turn1), 'another key')), 'system, one message, tools').to.equal(3);
+  });
+
+  it('reads the same bytes again under another format: each format reads a message by its own rules', () => {
+    const message = { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] };
+    const text = (format: 'messages' | 'chat') => {
+      const raw = Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, messages: [message] }));
+      const checked = checkRequest(raw, format === 'messages' ? 'messages' : 'chat_completions', 128);
+      if (!checked) throw new Error('not checked');
+      return checkedRequestText(format, raw, checked.elements, 'both formats', undefined);
+    };
+    // A Messages block of that type is text; a Chat part of that type is an image.
+    expect(text('messages')).to.deep.equal(messagesRequestText({ messages: [message] }));
+    expect(text('chat')).to.deep.equal(chatRequestText({ messages: [message] }));
+    expect(text('chat').fixed).to.equal(1600);
   });
 
   it('stays within its bound', () => {
