@@ -3,8 +3,9 @@ import type { JsonScan, ValueRange } from './json-scan.ts';
 import type { JsonWalk } from './json-walk.ts';
 
 /**
- * What the byte-level request checks share (request-check.ts; issue #17): the result's shape, the
- * keys they recognise, the top-level reader, and the checks of single values. Each check either consumes a value its
+ * What the byte-level request checks share (request-check.ts for Messages, count_tokens and Chat,
+ * responses-check.ts for Responses; issue #17): the result's shape, the keys they recognise, the
+ * top-level reader, and the checks of single values. Each check either consumes a value its
  * schema accepts or ends the walk with NOT_CHECKED (JsonWalk#fail), never less strict than zod.
  */
 export interface CheckedRequest {
@@ -12,8 +13,13 @@ export interface CheckedRequest {
   readonly head: Record<string, unknown>;
   /** Ranges of `model`, `stream_options` and `tools`, and the closing brace (json-scan.ts). */
   readonly scan: JsonScan;
-  /** Ranges of `system` and of each message, for the input-token estimate (usage/checked-text.ts). */
+  /** Ranges of the input's elements, for the input-token estimate (usage/checked-text.ts). */
   readonly elements: CheckedElements;
+  /**
+   * Responses only: the ids a Responses body's `input` names by `item_reference`, in order, as
+   * response-state.ts would find them in the parsed input (at most the first 1,000).
+   */
+  readonly references?: readonly string[];
 }
 
 export const key = (text: string): Buffer => Buffer.from(text);
@@ -45,6 +51,13 @@ export const K = {
   max_completion_tokens: key('max_completion_tokens'),
   max_output_tokens: key('max_output_tokens'),
   tool_call_id: key('tool_call_id'),
+  input: key('input'),
+  instructions: key('instructions'),
+  previous_response_id: key('previous_response_id'),
+  background: key('background'),
+  conversation: key('conversation'),
+  store: key('store'),
+  id: key('id'),
 };
 export type KeyName = keyof typeof K;
 
@@ -106,10 +119,11 @@ export class TopLevel {
     else delete this.head['stream'];
   }
 
-  finish(walk: JsonWalk): CheckedRequest {
+  finish(walk: JsonWalk, references?: readonly string[]): CheckedRequest {
     this.end = walk.at - 1;
     const elements = this.system === undefined ? { messages: this.messages } : { system: this.system, messages: this.messages };
-    return { head: this.head, scan: { tooDeep: false, fields: this.fields, end: this.end }, elements };
+    const scan = { tooDeep: false, fields: this.fields, end: this.end };
+    return references === undefined ? { head: this.head, scan, elements } : { head: this.head, scan, elements, references };
   }
 }
 
@@ -187,4 +201,10 @@ export function isNull(walk: JsonWalk): boolean {
   if (walk.space() !== 0x6e) return false;
   walk.value();
   return true;
+}
+
+/** Any value, consumed, as JSON.parse gives it: for the few small values the gateway reads whole but the schema does not check. */
+export function parsedValue(walk: JsonWalk): unknown {
+  const range = walk.range(() => walk.value());
+  return JSON.parse(walk.buf.toString('utf8', range.start, range.end));
 }

@@ -1,20 +1,22 @@
 import { JsonWalk, NOT_CHECKED, type Kind } from './json-walk.ts';
 import { boolean, integer, isNull, K, key, knownKeys, loose, modelString, namedObject, numberIn, stringValue, TopLevel, type CheckedRequest } from './request-check-parts.ts';
+import { responsesBody } from './responses-check.ts';
 
 /**
- * The request checks of the Messages, count_tokens and Chat endpoints, run on the body's bytes
- * (issue #17); what they share is in request-check-parts.ts. A body they accept is valid JSON that
- * the endpoint's zod schema accepts too (formats/request-schemas.ts: the same rules, written out),
- * so it needs neither JSON.parse nor zod before it goes to a native upstream, whose own format it
- * is. What the gateway itself reads comes out as a `head`: `model`, `stream` and the numbers a hold
- * is sized by, with the values JSON.parse would give. Anything else, a body the rules refuse
- * included, is left to the full parse and zod, so every 400 keeps its exact wording.
+ * The request checks of the Messages, count_tokens, Chat and Responses endpoints, run on the
+ * body's bytes (issue #17): Messages and Chat here, Responses in responses-check.ts, what they
+ * share in request-check-parts.ts. A body they accept is valid JSON that the endpoint's zod schema
+ * accepts too (formats/request-schemas.ts: the same rules, written out), so it needs neither
+ * JSON.parse nor zod before it goes to a native upstream, whose own format it is. What the gateway
+ * itself reads comes out as a `head`: `model`, `stream` and the numbers a hold is sized by, with
+ * the values JSON.parse would give. Anything else, a body the rules refuse included, is left to the
+ * full parse and zod, so every 400 keeps its exact wording.
  *
  * Cost on Claude Code's 76 KB request: about 60 µs (19 of them the control-character pass),
  * against about 100 µs for JSON.parse alone, 20–100 µs for zod, and the garbage of a parsed tree
  * kept for the life of the request.
  */
-export type CheckedEndpoint = 'messages' | 'count_tokens' | 'chat_completions';
+export type CheckedEndpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'responses' | 'responses_input_tokens';
 
 export type { CheckedRequest } from './request-check-parts.ts';
 
@@ -42,6 +44,9 @@ function bodyOf(walk: JsonWalk, endpoint: CheckedEndpoint): CheckedRequest {
       return messagesBody(walk, endpoint === 'messages');
     case 'chat_completions':
       return chatBody(walk);
+    case 'responses':
+    case 'responses_input_tokens':
+      return responsesBody(walk);
   }
 }
 

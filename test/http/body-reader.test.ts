@@ -4,7 +4,7 @@ import { createBodyReader } from '../../src/http/middleware/body.ts';
 import type { GatewayContext, GatewayState } from '../../src/http/state.ts';
 
 /** A request carrying `text`, and the chain's state after the body reader ran. */
-async function read(text: string, check?: 'messages' | 'chat_completions'): Promise<GatewayState> {
+async function read(text: string, check?: 'messages' | 'chat_completions' | 'responses'): Promise<GatewayState> {
   const req = Readable.from([Buffer.from(text)]) as unknown as GatewayContext['req'];
   const state = {} as GatewayState;
   const ctx = { req, state, get: () => '' } as unknown as GatewayContext;
@@ -25,6 +25,16 @@ describe('the body reader', () => {
     expect(state.body).to.equal(state.body); // parsed once
     state.body = { replaced: true };
     expect(state.body).to.deep.equal({ replaced: true });
+  });
+
+  it('on a Responses body, gives what the response state reads in the head, and the ids its input names by reference (issue #17)', async () => {
+    const text = JSON.stringify({ model: 'gpt-5', stream: true, store: false, previous_response_id: 'resp_1', input: [{ type: 'item_reference', id: 'msg_1' }, { role: 'user', content: 'hi' }] });
+    const state = await read(text, 'responses');
+    expect(state.head).to.deep.equal({ model: 'gpt-5', stream: true, store: false, previous_response_id: 'resp_1' });
+    expect(state.references).to.deep.equal(['msg_1']);
+    expect(state.elements?.messages).to.have.length(2);
+    expect(Object.getOwnPropertyDescriptor(state, 'body')?.get, 'not parsed yet').to.be.a('function');
+    expect(state.body).to.deep.equal(JSON.parse(text));
   });
 
   it('parses at once, with no head, where the checks do not apply or refuse the body', async () => {
