@@ -101,8 +101,8 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const version = createVersionCheck();
   const bodyOptions = { limitBytes: parts.config.server.maxBodyBytes, maxDepth: MAX_JSON_DEPTH };
   const body = createBodyReader(bodyOptions);
-  // Messages, count_tokens and Chat bodies are checked as bytes first: a native route then never
-  // parses them (request-check.ts; issue #17).
+  // Messages, count_tokens, Chat and Responses bodies are checked as bytes first: a native route
+  // then never parses them (request-check.ts; issue #17).
   const checkedBody = (check: CheckedEndpoint): GatewayMiddleware => createBodyReader({ ...bodyOptions, check });
   const reserve = createReservation(parts.holds, parts.instanceId, parts.metrics?.openHolds);
   const rateLimit = createRateLimit(parts.limiter ?? new MemoryRateLimiter(), parts.config.auth.defaultLimits);
@@ -139,7 +139,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     // Responses continuations go where their conversation is kept (issue #14).
     const stateful = endpoint === 'responses' || endpoint === 'responses_input_tokens';
     const resolve = stateful ? [createModelResolver(parts.catalogue, endpoint), responseState] : [createModelResolver(parts.catalogue, endpoint)];
-    const read = endpoint === 'chat_completions' ? checkedBody(endpoint) : body;
+    const read = endpoint === 'chat_completions' || stateful ? checkedBody(endpoint) : body;
     router.post(PATH_OF[endpoint], markLedgered, auth, read, createValidator(schema), ...resolve, rateLimit, reserve, dispatch);
   }
   // The multipart endpoints read their form as it streams (issue #13): no JSON body reader.

@@ -1,7 +1,7 @@
 import { ERR, GatewayError } from '../errors.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 import { COUNTING, TEXT_ENDPOINTS, type Endpoint } from '../formats/wire.ts';
-import type { GatewayContext, GatewayMiddleware } from '../http/state.ts';
+import { headOf, type GatewayContext, type GatewayMiddleware } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { Translator } from '../plugin-host/api.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
@@ -76,7 +76,8 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     if (!route || !candidates) throw ERR.internal();
     const usable = usableFor(candidates, route.endpoint);
     if (usable.length === 0) {
-      if (COUNTING.has(route.endpoint) && ctx.state.body) {
+      // The head, not the body: a checked body is counted from its bytes, never parsed (issue #17).
+      if (COUNTING.has(route.endpoint) && headOf(ctx.state)) {
         // No upstream can count: answer with the local estimate (docs/money.md, "Input-token estimate").
         await answerLocalCount(ctx);
         return;

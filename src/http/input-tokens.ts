@@ -37,8 +37,9 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
   const tools = scan?.fields.get('tools');
   const format = COUNTED_AS[route.endpoint];
   const scope = String(key?.id ?? '');
-  if (elements && raw && (format === 'messages' || format === 'chat')) {
-    // A checked body: its elements are read from the bytes, never the whole body (issue #17).
+  if (elements && raw && (format === 'messages' || format === 'chat' || format === 'responses')) {
+    // A checked body: its elements are read from the bytes, never the whole body (issue #17). A
+    // Responses continuation whose input Junction replays has none: it is counted from its new body.
     state.inputTokens = await countRequestText(checkedRequestText(format, raw, elements, scope, tools), scope);
     return state.inputTokens;
   }

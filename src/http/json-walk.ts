@@ -156,8 +156,13 @@ export class JsonWalk {
 
   /** The text of the string just read. */
   stringText(): string {
-    if (!this.escaped) return this.buf.toString('utf8', this.start + 1, this.at - 1);
-    return JSON.parse(this.buf.toString('utf8', this.start, this.at)) as string;
+    return this.textOf(this.start, this.at, this.escaped);
+  }
+
+  /** The text of a string read earlier, from where it started (its quote), ended, and whether it held an escape. */
+  textOf(start: number, end: number, escaped: boolean): string {
+    if (!escaped) return this.buf.toString('utf8', start + 1, end - 1);
+    return JSON.parse(this.buf.toString('utf8', start, end)) as string;
   }
 
   /** A number at `at`: its value (a JSON number is what `Number` reads of it). */

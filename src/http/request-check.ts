@@ -1,62 +1,25 @@
-import type { CheckedElements } from '../usage/checked-text.ts';
-import type { JsonScan, ValueRange } from './json-scan.ts';
 import { JsonWalk, NOT_CHECKED, type Kind } from './json-walk.ts';
+import { boolean, integer, isNull, K, key, knownKeys, loose, modelString, namedObject, numberIn, stringValue, TopLevel, type CheckedRequest } from './request-check-parts.ts';
+import { responsesBody } from './responses-check.ts';
 
 /**
- * The request checks of the Messages, count_tokens and Chat endpoints, run on the body's bytes
- * (issue #17). A body they accept is valid JSON that the endpoint's zod schema accepts too
- * (formats/request-schemas.ts: the same rules, written out), so it needs neither JSON.parse nor zod
- * before it goes to a native upstream, whose own format it is. What the gateway itself reads comes
- * out as a `head`: `model`, `stream` and the numbers a hold is sized by, with the values JSON.parse
- * would give. Anything else, a body the rules refuse included, is left to the full parse and zod,
- * so every 400 keeps its exact wording.
+ * The request checks of the Messages, count_tokens, Chat and Responses endpoints, run on the
+ * body's bytes (issue #17): Messages and Chat here, Responses in responses-check.ts, what they
+ * share in request-check-parts.ts. A body they accept is valid JSON that the endpoint's zod schema
+ * accepts too (formats/request-schemas.ts: the same rules, written out), so it needs neither
+ * JSON.parse nor zod before it goes to a native upstream, whose own format it is. What the gateway
+ * itself reads comes out as a `head`: `model`, `stream` and the numbers a hold is sized by, with
+ * the values JSON.parse would give. Anything else, a body the rules refuse included, is left to the
+ * full parse and zod, so every 400 keeps its exact wording.
  *
  * Cost on Claude Code's 76 KB request: about 60 µs (19 of them the control-character pass),
  * against about 100 µs for JSON.parse alone, 20–100 µs for zod, and the garbage of a parsed tree
  * kept for the life of the request.
  */
-export type CheckedEndpoint = 'messages' | 'count_tokens' | 'chat_completions';
+export type CheckedEndpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'responses' | 'responses_input_tokens';
 
-export interface CheckedRequest {
-  /** The top-level values the gateway reads; each as JSON.parse would give it, when present. */
-  readonly head: Record<string, unknown>;
-  /** Ranges of `model`, `stream_options` and `tools`, and the closing brace (json-scan.ts). */
-  readonly scan: JsonScan;
-  /** Ranges of `system` and of each message, for the input-token estimate (usage/checked-text.ts). */
-  readonly elements: CheckedElements;
-}
+export type { CheckedRequest } from './request-check-parts.ts';
 
-const key = (text: string): Buffer => Buffer.from(text);
-const K = {
-  model: key('model'),
-  messages: key('messages'),
-  system: key('system'),
-  tools: key('tools'),
-  tool_choice: key('tool_choice'),
-  thinking: key('thinking'),
-  max_tokens: key('max_tokens'),
-  stream: key('stream'),
-  temperature: key('temperature'),
-  top_p: key('top_p'),
-  top_k: key('top_k'),
-  stop_sequences: key('stop_sequences'),
-  metadata: key('metadata'),
-  user_id: key('user_id'),
-  role: key('role'),
-  content: key('content'),
-  type: key('type'),
-  name: key('name'),
-  stream_options: key('stream_options'),
-  include_usage: key('include_usage'),
-  frequency_penalty: key('frequency_penalty'),
-  presence_penalty: key('presence_penalty'),
-  stop: key('stop'),
-  n: key('n'),
-  max_completion_tokens: key('max_completion_tokens'),
-  max_output_tokens: key('max_output_tokens'),
-  tool_call_id: key('tool_call_id'),
-};
-type KeyName = keyof typeof K;
 const MESSAGES_ROLES = [key('user'), key('assistant'), key('system')];
 const CHAT_ROLE_NAMES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
 const CHAT_ROLES = CHAT_ROLE_NAMES.map(key);
@@ -65,7 +28,7 @@ const CHAT_ROLES = CHAT_ROLE_NAMES.map(key);
 export function checkRequest(raw: Buffer, endpoint: CheckedEndpoint, maxDepth: number): CheckedRequest | null {
   const walk = new JsonWalk(raw, maxDepth);
   try {
-    const checked = endpoint === 'chat_completions' ? chatBody(walk) : messagesBody(walk, endpoint === 'messages');
+    const checked = bodyOf(walk, endpoint);
     walk.finish();
     return checked;
   } catch (err) {
@@ -74,61 +37,21 @@ export function checkRequest(raw: Buffer, endpoint: CheckedEndpoint, maxDepth: n
   }
 }
 
-/** Reads a top-level object: which known key each member is, once each; the rest are skipped. */
-class TopLevel {
-  readonly head: Record<string, unknown> = {};
-  readonly fields = new Map<string, ValueRange>();
-  readonly messages: ValueRange[] = [];
-  system: ValueRange | undefined;
-  readonly #seen = new Set<KeyName>();
-  end = -1;
-
-  /** The known key the walker just read, or null; a known key seen twice is refused (JSON.parse keeps the last, zod checks only that). */
-  known(walk: JsonWalk, names: readonly KeyName[]): KeyName | null {
-    for (const name of names) {
-      if (walk.keyIs(K[name])) {
-        if (this.#seen.has(name)) walk.fail();
-        this.#seen.add(name);
-        return name;
-      }
-    }
-    return null;
-  }
-
-  has(name: KeyName): boolean {
-    return this.#seen.has(name);
-  }
-
-  /** A number the gateway reads but the schema does not check (`n` on Messages): recorded if it is one, last one wins. */
-  looseNumber(walk: JsonWalk, name: string): void {
-    walk.space();
-    const first = walk.text.charCodeAt(walk.at);
-    if (first === 0x2d || (first >= 0x30 && first <= 0x39)) this.head[name] = walk.number();
-    else {
-      walk.value();
-      delete this.head[name];
-    }
-  }
-
-  /** `stream` where the schema does not check it: the gateway asks only whether it is `true`. */
-  looseStream(walk: JsonWalk): void {
-    const kind = walk.value();
-    if (kind === 'true') this.head['stream'] = true;
-    else delete this.head['stream'];
-  }
-
-  finish(walk: JsonWalk): CheckedRequest {
-    this.end = walk.at - 1;
-    const elements = this.system === undefined ? { messages: this.messages } : { system: this.system, messages: this.messages };
-    return { head: this.head, scan: { tooDeep: false, fields: this.fields, end: this.end }, elements };
+function bodyOf(walk: JsonWalk, endpoint: CheckedEndpoint): CheckedRequest {
+  switch (endpoint) {
+    case 'messages':
+    case 'count_tokens':
+      return messagesBody(walk, endpoint === 'messages');
+    case 'chat_completions':
+      return chatBody(walk);
+    case 'responses':
+    case 'responses_input_tokens':
+      return responsesBody(walk);
   }
 }
 
-const MESSAGES_KEYS: readonly KeyName[] = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata'];
-const COUNT_KEYS: readonly KeyName[] = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking'];
-/** Read by the gateway whatever the endpoint (reserve.ts sizes holds by them), checked or not. */
-const LOOSE_NUMBERS: ReadonlySet<string> = new Set(['n', 'max_tokens', 'max_completion_tokens', 'max_output_tokens']);
-const LONGEST_LOOSE = 'max_completion_tokens'.length;
+const MESSAGES_KEYS = knownKeys(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata']);
+const COUNT_KEYS = knownKeys(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking']);
 
 /** POST /v1/messages and count_tokens: formats/request-schemas.ts, messagesRequestSchema and countTokensRequestSchema. */
 function messagesBody(walk: JsonWalk, withMaxTokens: boolean): CheckedRequest {
@@ -197,25 +120,6 @@ function metadata(walk: JsonWalk): void {
   });
 }
 
-/** A key the schema does not check: skipped, unless the gateway reads it anyway. */
-function loose(walk: JsonWalk, top: TopLevel): void {
-  // Its name is read back only when it could be one of the few the gateway reads.
-  const length = walk.keyEnd - walk.keyStart - 2;
-  if (length <= LONGEST_LOOSE) {
-    const name = walk.buf.toString('latin1', walk.keyStart + 1, walk.keyEnd - 1);
-    if (LOOSE_NUMBERS.has(name)) return top.looseNumber(walk, name);
-    if (name === 'stream') return top.looseStream(walk);
-  }
-  walk.value();
-}
-
-/** `model`: a string, not empty. */
-function modelString(walk: JsonWalk, top: TopLevel): void {
-  walk.string();
-  if (!walk.stringFilled()) walk.fail();
-  top.head['model'] = walk.stringText();
-}
-
 /** A Messages message: role one of user, assistant, system; content a string or typed blocks. */
 function messagesMessage(walk: JsonWalk): void {
   let role = false;
@@ -243,62 +147,9 @@ function textOrBlocks(walk: JsonWalk): void {
   else walk.fail();
 }
 
-/** An object whose `field` is a non-empty string (other members anything). */
-function namedObject(walk: JsonWalk, field: Buffer): void {
-  let seen = false;
-  walk.object((w) => {
-    if (w.keyIs(field)) {
-      if (seen) w.fail();
-      seen = true;
-      w.string();
-      if (!w.stringFilled()) w.fail();
-    } else w.value();
-  });
-  if (!seen) walk.fail();
-}
-
-function stringValue(walk: JsonWalk): void {
-  walk.string();
-}
-
-function boolean(walk: JsonWalk): boolean {
-  const kind = walk.value();
-  if (kind !== 'true' && kind !== 'false') walk.fail();
-  return kind === 'true';
-}
-
-function numberValue(walk: JsonWalk): number {
-  const c = walk.space();
-  if (c !== 0x2d && (c < 0x30 || c > 0x39)) walk.fail();
-  const value = walk.number();
-  // zod's number() refuses what JSON.parse makes Infinity (1e400).
-  if (!Number.isFinite(value)) walk.fail();
-  return value;
-}
-
-function numberIn(walk: JsonWalk, min: number, max: number): number {
-  const value = numberValue(walk);
-  if (value < min || value > max) walk.fail();
-  return value;
-}
-
-function integer(walk: JsonWalk, min: number, max: number): number {
-  const value = numberIn(walk, min, max);
-  // zod's int() also bounds integers to the safe range (1e21 is refused).
-  if (!Number.isSafeInteger(value)) walk.fail();
-  return value;
-}
-
-/** `null` where the schema allows it (`.nullable()`): consumed, true. */
-function isNull(walk: JsonWalk): boolean {
-  if (walk.space() !== 0x6e) return false;
-  walk.value();
-  return true;
-}
-
-const CHAT_KEYS: readonly KeyName[] = [
+const CHAT_KEYS = knownKeys([
   'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'stop', 'n', 'max_tokens', 'max_completion_tokens', 'tools',
-];
+]);
 
 /** POST /v1/chat/completions: formats/request-schemas.ts, chatRequestSchema. */
 function chatBody(walk: JsonWalk): CheckedRequest {

@@ -23,7 +23,8 @@ export class RequestState implements GatewayState {
   scan?: JsonScan;
   upload?: Upload;
   head?: Record<string, unknown>;
-  elements?: CheckedElements;
+  elements?: CheckedElements | undefined;
+  references?: readonly string[];
   route?: ResolvedRoute;
   candidates?: readonly CatalogueRoute[];
   contextTokens?: number;

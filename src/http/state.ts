@@ -96,8 +96,16 @@ export interface GatewayState {
   body?: Record<string, unknown> | undefined;
   /** The top-level values the gateway reads, when the byte-level checks accepted the body. */
   head?: Record<string, unknown>;
-  /** Where a checked body's `system` and messages are, for the input-token estimate. */
-  elements?: CheckedElements;
+  /**
+   * Where a checked body's `system` (Responses: `instructions`) and messages (Responses: its input)
+   * are, for the input-token estimate; dropped where response-state.ts replays a continuation's input.
+   */
+  elements?: CheckedElements | undefined;
+  /**
+   * A checked Responses body's `item_reference` ids, in input order, as response-state.ts would
+   * find them in the parsed input (responses-check.ts).
+   */
+  references?: readonly string[];
   route?: ResolvedRoute;
   /** The model's routes in the order this request tries them; `route` is the one being tried (issue #5). */
   candidates?: readonly CatalogueRoute[];

@@ -1,6 +1,6 @@
 import type { ValueRange } from '../http/json-scan.ts';
 import { jsonText } from '../http/json-text.ts';
-import { chatRequestText, messagesRequestText, type RequestText } from './request-text.ts';
+import { chatRequestText, messagesRequestText, responsesRequestText, type RequestText } from './request-text.ts';
 
 /**
  * The input text of a body the byte-level checks accepted (http/request-check.ts; issue #17),
@@ -11,17 +11,20 @@ import { chatRequestText, messagesRequestText, type RequestText } from './reques
  * differs is parsed. On Claude Code's 76 KB request that is a few microseconds, where hashing the
  * elements' text as map keys cost more than parsing them.
  *
- * The result is exactly `messagesRequestText` / `chatRequestText` of the whole body with its tools
- * read by jsonText (input-tokens.ts): those read only `system`, each message and `tools`, in that
- * order, and each element's share is theirs of a request holding that element alone.
+ * The result is exactly `messagesRequestText` / `chatRequestText` / `responsesRequestText` of the
+ * whole body with its tools read by jsonText (input-tokens.ts): those read only `system` (Responses:
+ * `instructions`), each message (Responses: the input string, or each input item) and `tools`, in
+ * that order, and each element's share is theirs of a request holding that element alone.
  *
- * Kept per scope (the API key), as counts are (token-count.ts): shared, a hit's speed would tell
- * one key whether another sent the same message.
+ * Kept per scope (the API key) and format, as counts are per scope (token-count.ts): shared across
+ * keys, a hit's speed would tell one key whether another sent the same message; across formats, the
+ * same bytes at the same place would be read by the other format's rules (a Chat `image_url` part
+ * is an image, a Messages block of that type is text).
  */
 export interface CheckedElements {
-  /** The `system` value, Messages only. */
+  /** The `system` value (Messages), or Responses' `instructions` when it is a string. */
   readonly system?: ValueRange;
-  /** Each message, in order. */
+  /** Each message, in order; Responses: the `input` string as one element, or each input item. */
   readonly messages: readonly ValueRange[];
 }
 
@@ -48,7 +51,7 @@ let limitBytes = 32 * 1024 * 1024;
 let heldBytes = 0;
 /** Elements read from their bytes so far, not found among the remembered (tests). */
 let reads = 0;
-/** Per scope, its last requests, newest first; scopes in least recently used order. */
+/** Per format and scope, its last requests, newest first; in least recently used order. */
 const scopes = new Map<string, Seen[]>();
 
 /** What an element contributes, from its bytes. */
@@ -57,15 +60,29 @@ const json = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));
 const readSystem: Read = (bytes) => messagesRequestText({ system: json(bytes) });
 const readMessage: Read = (bytes) => messagesRequestText({ messages: [json(bytes)] });
 const readChatMessage: Read = (bytes) => chatRequestText({ messages: [json(bytes)] });
+const readInstructions: Read = (bytes) => responsesRequestText({ instructions: json(bytes) });
+/** A Responses input element: the whole input when it is a string, else one item. */
+const readInput: Read = (bytes) => {
+  const value = json(bytes);
+  return responsesRequestText({ input: typeof value === 'string' ? value : [value] });
+};
 /** The tools as input-tokens.ts reads any body's: their bytes as sent, one part. */
 const readTools: Read = (bytes) => ({ parts: [jsonText(bytes)], fixed: 0 });
 
-export function checkedRequestText(format: 'messages' | 'chat', raw: Buffer, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
-  const recent = scopes.get(scope) ?? [];
-  scopes.delete(scope);
-  const read = format === 'messages' ? readMessage : readChatMessage;
-  const system = elements.system && entryOf(raw, elements.system, recent, (seen) => seen.system, readSystem);
-  const messages = elements.messages.map((range, i) => entryOf(raw, range, recent, (seen) => seen.messages[i], read));
+export type CheckedFormat = 'messages' | 'chat' | 'responses';
+const READERS: Record<CheckedFormat, { readonly system: Read; readonly message: Read }> = {
+  messages: { system: readSystem, message: readMessage },
+  chat: { system: readSystem, message: readChatMessage },
+  responses: { system: readInstructions, message: readInput },
+};
+
+export function checkedRequestText(format: CheckedFormat, raw: Buffer, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
+  const scoped = `${format}\u0000${scope}`;
+  const recent = scopes.get(scoped) ?? [];
+  scopes.delete(scoped);
+  const read = READERS[format];
+  const system = elements.system && entryOf(raw, elements.system, recent, (seen) => seen.system, read.system);
+  const messages = elements.messages.map((range, i) => entryOf(raw, range, recent, (seen) => seen.messages[i], read.message));
   const toolsEntry = tools && entryOf(raw, tools, recent, (seen) => seen.tools, readTools);
   const parts: string[] = [];
   let fixed = 0;
@@ -79,7 +96,7 @@ export function checkedRequestText(format: 'messages' | 'chat', raw: Buffer, ele
   recent.unshift({ system, messages, tools: toolsEntry, size });
   heldBytes += size;
   for (const old of recent.splice(RECENT)) heldBytes -= old.size;
-  scopes.set(scope, recent);
+  scopes.set(scoped, recent);
   evict();
   return { parts, fixed };
 }

@@ -21,6 +21,7 @@ const THINKING_TOOL = fixture('anthropic/thinking-tool.json');
 const TEXT = fixture('anthropic/text.json');
 const TEXT_SSE = fixture('anthropic/text.sse');
 const CHAT_TOOL_SSE = fixture('openai/tool-call.sse');
+const CHAT_TEXT = fixture('openai/text.json');
 const RESPONSES_ANSWER = fixture('openai/responses.json');
 const RESPONSES_SSE = fixture('openai/responses.sse');
 
@@ -307,6 +308,23 @@ describe('responses, translated', () => {
       env.upstream.script(at('/v1/messages', { body: TEXT, headers: json }));
       const res = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'claude-sonnet-4-6', input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'And?' }] } });
       expect(res.status, res.text).to.equal(200);
+    });
+
+    it('input_tokens of a continuation counts the conversation Junction replays, not only the bytes sent (issue #17)', async () => {
+      env.upstream.script(at('/v1/chat/completions', { body: CHAT_TEXT, headers: json }));
+      const first = await openai.responses.create({ model: 'gpt-4o', instructions: 'Be brief.', input: 'My name is Ada, and this sentence makes the first turn long enough to count.' });
+      const count = async (body: Record<string, unknown>): Promise<number> => {
+        const res = await call(`${env.gw.url}/v1/responses/input_tokens`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', ...body } });
+        expect(res.headers.get('x-junction-estimate'), res.text).to.equal('true');
+        return res.json()['input_tokens'] as number;
+      };
+      const alone = await count({ input: 'What is my name?' });
+      const continued = await count({ input: 'What is my name?', previous_response_id: first.id });
+      const firstMessage = first.output.find((item) => item.type === 'message');
+      const replayed = await count({ input: [{ type: 'item_reference', id: firstMessage?.id }, { role: 'user', content: 'What is my name?' }] });
+      expect(continued).to.be.greaterThan(alone + 10);
+      expect(replayed).to.be.greaterThan(alone);
+      expect(env.upstream.requests.filter((r) => r.url.includes('input_tokens'))).to.have.length(0);
     });
 
     it('an upstream that ends its stream after saying all of it, without its end marker: one terminal event, response kept', async () => {

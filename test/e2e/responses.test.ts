@@ -66,6 +66,42 @@ describe('responses, native', () => {
     expect(row.cost_usd).to.be.closeTo((19 * 1.25 + 86 * 10) / 1e6, 1e-12);
   });
 
+  it('a native request is never parsed whole (issue #17): the byte check reads what routing, holds and the response state need; only a body it refuses is', async () => {
+    const marker = 'never-parsed-0f3a';
+    const whole: string[] = [];
+    const parse = JSON.parse;
+    // The gateway runs in this process: a whole-body parse is a JSON.parse of text holding both the client's model and the marker.
+    JSON.parse = ((text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown) => {
+      if (typeof text === 'string' && text.startsWith('{') && text.includes(marker) && text.includes('"model":"gpt-5"')) whole.push(text);
+      return parse(text, reviver);
+    }) as typeof JSON.parse;
+    try {
+      const body = {
+        model: 'gpt-5', instructions: marker, max_output_tokens: 100, store: true,
+        tools: [{ type: 'function', name: 'shell', parameters: { type: 'object' } }],
+        input: [{ role: 'user', content: [{ type: 'input_text', text: marker }] }, { type: 'function_call_output', call_id: 'c1', output: marker }],
+      };
+      env.upstream.script((req) => (req.url === '/v1/responses' ? { body: ANSWER.replace('resp_0320a1b2c3', 'resp_unparsed'), headers: json } : undefined));
+      expect((await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body })).status).to.equal(200);
+      env.upstream.script(responsesUpstream({ sse: STREAM }));
+      expect((await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { ...body, stream: true } })).text).to.equal(STREAM);
+      // Continuations of what the upstream keeps: by id and by item_reference (the recorded answer's message is msg_0320a1).
+      env.upstream.script(responsesUpstream({ body: ANSWER, headers: json }));
+      const continued = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { ...body, previous_response_id: 'resp_unparsed', input: [{ type: 'item_reference', id: 'msg_0320a1' }, ...body.input] } });
+      expect(continued.status, continued.text).to.equal(200);
+      env.upstream.script(() => ({ body: { object: 'response.input_tokens', input_tokens: 42 }, headers: json }));
+      expect((await call(`${env.gw.url}/v1/responses/input_tokens`, { headers: CHAT_HEADERS, body })).json()).to.deep.include({ input_tokens: 42 });
+      expect(whole, 'bodies parsed whole').to.deep.equal([]);
+      // The same request with a field the check refuses (a null item type) is parsed, and answered by zod as before.
+      const refused = await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { ...body, input: [{ type: null, text: marker }] } });
+      expect(refused.status).to.equal(400);
+      expect(refused.json()).to.have.nested.property('error.param', 'input[0].type');
+      expect(whole).to.have.length(1);
+    } finally {
+      JSON.parse = parse;
+    }
+  });
+
   it('responses.stream: every event passes untouched and the accumulator builds the answer; cached input charged at its price', async () => {
     env.upstream.script(responsesUpstream({ sse: STREAM }));
     const stream = openai.responses.stream({ model: 'gpt-5', input: 'Say hi', stream: true });

@@ -5,7 +5,7 @@ import { RequestState } from '../../src/http/request-state.ts';
 import type { GatewayContext, GatewayState } from '../../src/http/state.ts';
 
 /** A request carrying `text`, and the chain's state after the body reader ran. */
-async function read(text: string, check?: 'messages' | 'chat_completions'): Promise<GatewayState> {
+async function read(text: string, check?: 'messages' | 'chat_completions' | 'responses'): Promise<GatewayState> {
   const req = Readable.from([Buffer.from(text)]) as unknown as GatewayContext['req'];
   const state = new RequestState('req_test', 0, 'messages');
   const ctx = { req, state, get: () => '' } as unknown as GatewayContext;
@@ -27,6 +27,18 @@ describe('the body reader', () => {
     expect(state.body).to.equal(state.body); // parsed once
     state.body = { replaced: true };
     expect(state.body).to.deep.equal({ replaced: true });
+  });
+
+  it('on a Responses body, gives what the response state reads in the head, and the ids its input names by reference (issue #17)', async () => {
+    const text = JSON.stringify({ model: 'gpt-5', stream: true, store: false, previous_response_id: 'resp_1', input: [{ type: 'item_reference', id: 'msg_1' }, { role: 'user', content: 'hi' }] });
+    const state = await read(text, 'responses');
+    expect(state.head).to.deep.equal({ model: 'gpt-5', stream: true, store: false, previous_response_id: 'resp_1' });
+    expect(state.references).to.deep.equal(['msg_1']);
+    expect(state.elements?.messages).to.have.length(2);
+    // Not parsed yet: a change to the bytes now shows up when the body is read.
+    const raw = state.raw as Buffer;
+    raw.write('"gpt-6"', raw.indexOf('"gpt-5"'), 'latin1');
+    expect(state.body).to.deep.equal(JSON.parse(text.replace('"gpt-5"', '"gpt-6"')));
   });
 
   it('parses at once, with no head, where the checks do not apply or refuse the body', async () => {

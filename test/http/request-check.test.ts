@@ -1,19 +1,27 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema } from '../../src/formats/request-schemas.ts';
+import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from '../../src/formats/request-schemas.ts';
 import { checkRequest, type CheckedEndpoint } from '../../src/http/request-check.ts';
 import { checkedRequestText } from '../../src/usage/checked-text.ts';
 import { jsonText } from '../../src/http/json-text.ts';
-import { chatRequestText, messagesRequestText } from '../../src/usage/request-text.ts';
+import { chatRequestText, messagesRequestText, responsesRequestText } from '../../src/usage/request-text.ts';
 
 /**
  * The byte-level request checks stand in for JSON.parse and zod on native routes (issue #17), so
  * they must never accept what either refuses, and must read `model`, `stream`, the hold's numbers
  * and the splice ranges exactly as JSON.parse does. Property-tested on seeded random mutations of
- * real request shapes (the Claude Code fixture, SDK-shaped Chat and Messages requests).
+ * real request shapes (the Claude Code fixture, SDK-shaped Chat, Messages and Responses requests:
+ * Codex CLI's, and the Vercel AI SDK's continuations by `item_reference`).
  */
-const SCHEMAS: Record<CheckedEndpoint, z.ZodType> = { messages: messagesRequestSchema, count_tokens: countTokensRequestSchema, chat_completions: chatRequestSchema };
+const SCHEMAS: Record<CheckedEndpoint, z.ZodType> = {
+  messages: messagesRequestSchema,
+  count_tokens: countTokensRequestSchema,
+  chat_completions: chatRequestSchema,
+  responses: responsesRequestSchema,
+  responses_input_tokens: responsesRequestSchema,
+};
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 const BASES: [CheckedEndpoint, Record<string, unknown>][] = [
@@ -54,6 +62,47 @@ const BASES: [CheckedEndpoint, Record<string, unknown>][] = [
       ],
     },
   ],
+  ['responses', { model: 'gpt-5', max_output_tokens: 64, stream: false, input: 'Hi' }],
+  [
+    // Codex CLI's shape: instructions, function tools, a history of typed items, store off.
+    'responses',
+    {
+      model: 'gpt-5-codex', instructions: 'You are Codex, a coding agent. Be terse → always.', stream: true, store: false, parallel_tool_calls: false,
+      reasoning: { effort: 'medium', summary: 'auto' }, include: ['reasoning.encrypted_content'], prompt_cache_key: 'sess-1', tool_choice: 'auto',
+      tools: [
+        { type: 'function', name: 'shell', description: 'Runs a command', strict: false, parameters: { type: 'object', properties: { command: { type: 'array', items: { type: 'string' } } } } },
+        { type: 'custom', name: 'apply_patch', description: 'Applies a patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: x' } },
+      ],
+      input: [
+        { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<permissions>sandboxed</permissions>' }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Fix the failing test' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] },
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Looking at the test' }], encrypted_content: 'gAAAAABo' },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'shell', arguments: '{"command":["npm","test"]}' },
+        { type: 'function_call_output', call_id: 'call_1', output: '1 failing' },
+        { type: 'custom_tool_call', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch' },
+        { type: 'custom_tool_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'Done' }] },
+        { type: 'message', role: 'assistant', id: 'msg_1', content: [{ type: 'output_text', text: 'Fixed.', annotations: [] }, { type: 'refusal', refusal: 'no' }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_file', filename: 'a.pdf', file_data: 'JVBERi0x' }] },
+      ],
+    },
+  ],
+  [
+    // The Vercel AI SDK's continuation by reference, and the fields response-state reads.
+    'responses',
+    {
+      model: 'gpt-5', previous_response_id: 'resp_1', store: true, background: false, conversation: null, instructions: null, stream: null, max_output_tokens: null, n: 2, max_tokens: 5,
+      input: [
+        { type: 'item_reference', id: 'msg_1' },
+        { id: 'rs_1' },
+        { id: 'msg_1' },
+        { role: 'user', content: 'and then?' },
+        { role: 'user', id: 'msg_2', content: [{ type: 'input_text', text: 'é → 中文' }] },
+        { type: 'item_reference', id: 5 },
+        {},
+      ],
+    },
+  ],
+  ['responses_input_tokens', { model: 'gpt-5', instructions: 'Count me', input: [{ role: 'user', content: 'x' }], tools: [{ type: 'web_search' }], previous_response_id: 'resp_2' }],
 ];
 
 /** A small seeded PRNG (mulberry32): the same cases on every run. */
@@ -71,8 +120,12 @@ const VALUES: unknown[] = [
   '', 'x', 'user', 'assistant', 'system', 'tool', 'function', 'developer', 'bot', 'text', 0, 1, -1, 1.5, 2, 3, 128, 129, 0.5, -2.5, 1e21, true, false, null,
   [], [{}], [{ type: 'text' }], [{ type: '' }], [{ name: 'n' }], ['a'], ['a', 'b', 'c', 'd', 'e'], {}, { type: 'x' }, { include_usage: true }, { include_usage: 'yes' },
   { user_id: null }, { user_id: 5 }, 'line\nbreak', 'quote"and\\slash', 'é → 中文', '\u0000',
+  'item_reference', 'message', 'input_text', 'msg_1', { type: 'item_reference', id: 'msg_9' }, { id: 'rs_9' }, { id: 7 }, [{ type: 'item_reference', id: 'x' }], { role: 'user', content: 'x' },
 ];
-const KEYS = ['model', 'messages', 'role', 'content', 'type', 'name', 'tools', 'system', 'stream', 'stream_options', 'include_usage', 'max_tokens', 'n', 'stop', 'temperature', 'top_p', 'top_k', 'tool_call_id', 'metadata', 'user_id', 'max_completion_tokens', 'max_output_tokens', 'other'];
+const KEYS = [
+  'model', 'messages', 'role', 'content', 'type', 'name', 'tools', 'system', 'stream', 'stream_options', 'include_usage', 'max_tokens', 'n', 'stop', 'temperature', 'top_p', 'top_k', 'tool_call_id', 'metadata', 'user_id', 'max_completion_tokens', 'max_output_tokens', 'other',
+  'input', 'instructions', 'previous_response_id', 'background', 'conversation', 'store', 'id', 'text', 'output',
+];
 
 type Node = Record<string, unknown> | unknown[];
 
@@ -137,12 +190,30 @@ function damage(text: string, random: () => number): string {
     () => `${text} x`,
     () => text.replace(/(\d)(\D)/, '$1e400$2'),
     () => text.replace('true', 'tru'),
+    () => text.replace('"item_reference"', '"item\\u005freference"'),
+    () => text.replace('"id":', '"id":"x","id":'),
+    () => text.replace('"type":', '"type":"message","type":'),
+    () => text.replace(/\}\s*$/, ',"store":false}'),
+    () => text.replace(/\}\s*$/, ',"previous_response_id":"resp_x"}'),
   ];
   return (edits[Math.floor(random() * edits.length)] as () => string)();
 }
 
+/** The ids an input names by `item_reference`, by response-state.ts's rule, on the parsed input (the first 1,000). */
+function referencesIn(input: unknown): string[] {
+  const ids: string[] = [];
+  for (const item of Array.isArray(input) ? (input as Record<string, unknown>[]) : []) {
+    const reference = item['type'] === 'item_reference' || (item['type'] == null && item['role'] === undefined && typeof item['id'] === 'string');
+    if (reference && typeof item['id'] === 'string') ids.push(item['id']);
+    if (ids.length >= 1000) break;
+  }
+  return ids;
+}
+
 interface Verdict {
   accepted: boolean;
+  /** An accepted Responses body whose input names items by reference. */
+  references?: boolean;
 }
 
 /** Checks one body against JSON.parse and zod; returns whether the byte check accepted it. */
@@ -170,20 +241,26 @@ function verify(endpoint: CheckedEndpoint, text: string, mustAccept: boolean): V
     expect(checked.head[name], name).to.equal(typeof b[name] === 'number' ? b[name] : undefined);
   }
   if ('stream_options' in b && endpoint === 'chat_completions') expect(checked.head['stream_options']).to.deep.equal(b['stream_options']);
+  const responses = endpoint === 'responses' || endpoint === 'responses_input_tokens';
+  if (responses) {
+    // What response-state.ts reads, before and after the answer.
+    for (const name of ['previous_response_id', 'background', 'conversation', 'store']) expect(checked.head[name], name).to.deep.equal(b[name]);
+    expect(checked.references, 'references').to.deep.equal(referencesIn(b['input']));
+  }
   for (const [name, range] of checked.scan.fields) {
     expect(JSON.parse(raw.toString('utf8', range.start, range.end)), name).to.deep.equal(b[name]);
   }
   expect(raw[checked.scan.end]).to.equal(0x7d);
   expect(raw.toString('utf8', checked.scan.end + 1).trim()).to.equal('');
   // The estimate's text, read element by element from the bytes, is the whole body's, also when remembered.
-  const format = endpoint === 'chat_completions' ? 'chat' : 'messages';
+  const format = responses ? 'responses' : endpoint === 'chat_completions' ? 'chat' : 'messages';
   const tools = checked.scan.fields.get('tools');
   // The tools as the unchecked path reads them (input-tokens.ts).
   const toolsText = tools ? jsonText(raw.subarray(tools.start, tools.end)) : undefined;
-  const expected = format === 'messages' ? messagesRequestText(b, toolsText) : chatRequestText(b, toolsText);
+  const expected = format === 'messages' ? messagesRequestText(b, toolsText) : format === 'chat' ? chatRequestText(b, toolsText) : responsesRequestText(b, toolsText);
   expect(checkedRequestText(format, raw, checked.elements, 'check', tools), 'input text').to.deep.equal(expected);
   expect(checkedRequestText(format, raw, checked.elements, 'check', tools), 'input text, remembered').to.deep.equal(expected);
-  return { accepted: true };
+  return { accepted: true, references: (checked.references?.length ?? 0) > 0 };
 }
 
 describe('byte-level request checks', () => {
@@ -198,17 +275,27 @@ describe('byte-level request checks', () => {
     const random = prng(Number(process.env.CHECK_SEED ?? 17));
     let accepted = 0;
     let refused = 0;
+    const responses = { accepted: 0, refused: 0, references: 0 };
     for (let i = 0; i < 6000; i++) {
       const [endpoint, base] = BASES[i % BASES.length] as [CheckedEndpoint, Record<string, unknown>];
       const mutant = mutate(base, random);
       const pretty = random() < 0.2;
       const text = JSON.stringify(mutant, null, pretty ? 1 : undefined);
-      if (verify(endpoint, text, true).accepted) accepted++;
+      const verdict = verify(endpoint, text, true);
+      if (verdict.accepted) accepted++;
       else refused++;
+      if (endpoint === 'responses' || endpoint === 'responses_input_tokens') {
+        responses[verdict.accepted ? 'accepted' : 'refused']++;
+        if (verdict.references) responses.references++;
+      }
     }
-    // Both sides are exercised: many mutants stay valid, many do not.
+    // Both sides are exercised: many mutants stay valid, many do not; Responses ones too, with references.
     expect(accepted).to.be.greaterThan(1000);
     expect(refused).to.be.greaterThan(1000);
+    if (process.env.DEBUG_CHECK) console.log(responses);
+    expect(responses.accepted).to.be.greaterThan(500);
+    expect(responses.refused).to.be.greaterThan(500);
+    expect(responses.references).to.be.greaterThan(200);
   });
 
   it('never accept damaged bytes that JSON.parse or zod refuse (3,000 seeded cases)', () => {
@@ -217,6 +304,80 @@ describe('byte-level request checks', () => {
       const [endpoint, base] = BASES[i % BASES.length] as [CheckedEndpoint, Record<string, unknown>];
       verify(endpoint, damage(JSON.stringify(random() < 0.5 ? base : mutate(base, random)), random), false);
     }
+  });
+
+  it('on random Responses bodies (fast-check), accept only what zod accepts, and read head, references and input text as the parsed body gives them', () => {
+    // Each field mostly as the schema wants it, sometimes not: both sides are exercised.
+    const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>) => fc.oneof({ arbitrary: valid, weight: 12 }, { arbitrary: invalid, weight: 1 });
+    const text = fc.oneof(fc.constantFrom('', 'x', 'item_reference', 'message', 'msg_1', 'é → 中文', 'quote"and\\slash', 'line\nbreak'), fc.string({ maxLength: 12 }));
+    const filled = text.filter((t) => t !== '');
+    const anything = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), fc.constant({ id: 'conv_1' }));
+    const part = fc.oneof(
+      fc.record({ type: fc.constantFrom('input_text', 'output_text', 'summary_text'), text }, { requiredKeys: ['type'] }),
+      fc.record({ type: fc.constantFrom('input_image', 'input_file', 'refusal', ''), file_data: text, refusal: text, image_url: text }, { requiredKeys: ['type'] }),
+      anything,
+    );
+    const item = mostly(
+      fc.record(
+        {
+          type: mostly(fc.oneof(fc.constantFrom('message', 'item_reference', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'reasoning', 'web_search_call'), filled), fc.constantFrom('', null, 3)),
+          role: fc.oneof(fc.constantFrom('user', 'assistant', 'developer'), fc.constant(null), fc.integer()),
+          id: fc.oneof(text, fc.integer(), fc.constant(null)),
+          content: fc.oneof(text, fc.array(part, { maxLength: 3 }), anything),
+          name: text,
+          arguments: text,
+          input: text,
+          output: fc.oneof(text, fc.array(part, { maxLength: 2 })),
+          summary: fc.array(fc.record({ type: fc.constant('summary_text'), text }), { maxLength: 2 }),
+          encrypted_content: fc.oneof(text, fc.integer()),
+        },
+        { requiredKeys: [] },
+      ),
+      anything,
+    );
+    const body = fc.record(
+      {
+        model: mostly(fc.constantFrom('gpt-5', 'gpt-5-codex'), fc.constantFrom('', 3, null)),
+        input: mostly(fc.oneof(text, fc.array(item, { maxLength: 6 })), anything),
+        instructions: mostly(fc.oneof(text, fc.constant(null)), fc.integer()),
+        stream: mostly(fc.oneof(fc.boolean(), fc.constant(null)), text),
+        max_output_tokens: mostly(fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.constant(null)), fc.constantFrom(0, -1, 1.5, 1e21, 2 ** 53, '5')),
+        previous_response_id: mostly(fc.oneof(filled, fc.constant(null)), fc.constantFrom('', 3)),
+        background: anything,
+        conversation: anything,
+        store: anything,
+        tools: fc.oneof(fc.array(fc.record({ type: fc.constantFrom('function', 'web_search'), name: text }), { maxLength: 2 }), anything),
+        n: anything,
+        max_tokens: anything,
+        max_completion_tokens: anything,
+        temperature: anything,
+      },
+      { requiredKeys: [] },
+    ).map((b) => (b.model === undefined ? { ...b, model: 'gpt-5' } : b));
+    let accepted = 0;
+    fc.assert(
+      fc.property(body, fc.boolean(), fc.constantFrom<CheckedEndpoint>('responses', 'responses_input_tokens'), (b, pretty, endpoint) => {
+        if (verify(endpoint, JSON.stringify(b, null, pretty ? 1 : undefined), true).accepted) accepted++;
+      }),
+      { numRuns: 3000, seed: Number(process.env.CHECK_SEED ?? 14) },
+    );
+    if (process.env.DEBUG_CHECK) console.log({ accepted });
+    expect(accepted, 'bodies accepted').to.be.within(600, 2400);
+  });
+
+  it('read a Responses input\'s references exactly, escapes included, and leave repeated fields to the full parse', () => {
+    const ids = (text: string) => checkRequest(Buffer.from(text), 'responses', 128)?.references;
+    expect(ids('{"model":"m","input":[{"type":"item_reference","id":"a"},{"id":"b"},{"id":"c","role":"user"},{"id":"d","type":"message"},{"id":5},{"type":"item_reference"}]}')).to.deep.equal(['a', 'b']);
+    expect(ids('{"model":"m","input":[{"type":"item\\u005freference","id":"\\u00e9"},{"id":"b","type":"item_referencex"}]}')).to.deep.equal(['é']);
+    expect(ids('{"model":"m","input":"just text"}')).to.deep.equal([]);
+    // The first 1,000, as response-state looks up.
+    const many = Array.from({ length: 1005 }, (_, i) => ({ type: 'item_reference', id: `i${i}` }));
+    expect(ids(JSON.stringify({ model: 'm', input: many }))).to.deep.equal(many.slice(0, 1000).map((r) => r.id));
+    // JSON.parse keeps the last of a repeated member; the check does not guess which: the full parse answers.
+    expect(ids('{"model":"m","input":[{"id":"a","id":"b"}]}')).to.equal(undefined);
+    expect(ids('{"model":"m","input":[{"type":"message","type":"item_reference","id":"a"}]}')).to.equal(undefined);
+    expect(ids('{"model":"m","input":"x","store":false,"store":true}')).to.equal(undefined);
+    expect(ids('{"model":"m","input":"x","previous_response_id":"a","previous_response_id":"b"}')).to.equal(undefined);
   });
 
   it('leave to the full parse what they cannot vouch for: escaped keys, repeated keys, deep nesting', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { checkRequest } from '../../src/http/request-check.ts';
 import { checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText } from '../../src/usage/checked-text.ts';
+import { chatRequestText, messagesRequestText, responsesRequestText } from '../../src/usage/request-text.ts';
 
 const body = (messages: unknown[], system = 'You are terse.') => Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, system, messages, tools: [{ name: 't' }] }));
 const turn1 = [{ role: 'user', content: 'What is 2+2?' }];
@@ -29,6 +30,44 @@ describe("a checked body's input text (issue #17)", () => {
     expect(reads(() => expect(textOf(changed, 'turns').parts).to.deep.equal(['You are verbose.', 'What is 2+2?', '4', 'And 3+3?', '[{"name":"t"}]'])), 'the new system prompt').to.equal(1);
     // Another key reads everything itself.
     expect(reads(() => textOf(body(turn1), 'another key')), 'system, one message, tools').to.equal(3);
+  });
+
+  it('of a Responses body: the instructions, then the input string or each item, then the tools as sent, as responsesRequestText reads the whole body', () => {
+    const responses = (body: Record<string, unknown>, scope: string) => {
+      const raw = Buffer.from(JSON.stringify(body));
+      const checked = checkRequest(raw, 'responses', 128);
+      if (!checked) throw new Error('not checked');
+      const tools = checked.scan.fields.get('tools');
+      const text = checkedRequestText('responses', raw, checked.elements, scope, tools);
+      expect(text).to.deep.equal(responsesRequestText(body, tools ? raw.toString('utf8', tools.start, tools.end) : undefined));
+      return text;
+    };
+    expect(responses({ model: 'm', instructions: 'Be brief.', input: 'Hi', tools: [{ type: 'function', name: 'f' }] }, 'r')).to.deep.equal({ parts: ['Be brief.', 'Hi', '[{"type":"function","name":"f"}]'], fixed: 0 });
+    const items = [
+      { role: 'user', content: [{ type: 'input_text', text: 'Look' }, { type: 'input_image', image_url: 'data:' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Thinking' }], encrypted_content: 'abcdefgh' },
+      { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+      { type: 'item_reference', id: 'msg_1' },
+    ];
+    expect(responses({ model: 'm', instructions: null, input: items }, 'r')).to.deep.equal({ parts: ['Look', 'Thinking', 'f', '{}', '{"type":"item_reference","id":"msg_1"}'], fixed: 1602 });
+    // The next turn reads only its new item.
+    const before = checkedTextReads();
+    responses({ model: 'm', instructions: null, input: [...items, { role: 'user', content: 'and?' }] }, 'r');
+    expect(checkedTextReads() - before).to.equal(1);
+  });
+
+  it('reads the same bytes again under another format: each format reads a message by its own rules', () => {
+    const message = { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] };
+    const text = (format: 'messages' | 'chat') => {
+      const raw = Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, messages: [message] }));
+      const checked = checkRequest(raw, format === 'messages' ? 'messages' : 'chat_completions', 128);
+      if (!checked) throw new Error('not checked');
+      return checkedRequestText(format, raw, checked.elements, 'both formats', undefined);
+    };
+    // A Messages block of that type is text; a Chat part of that type is an image.
+    expect(text('messages')).to.deep.equal(messagesRequestText({ messages: [message] }));
+    expect(text('chat')).to.deep.equal(chatRequestText({ messages: [message] }));
+    expect(text('chat').fixed).to.equal(1600);
   });
 
   it('stays within its bound', () => {

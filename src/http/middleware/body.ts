@@ -39,6 +39,7 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
       ctx.state.scan = checked.scan;
       ctx.state.head = checked.head;
       ctx.state.elements = checked.elements;
+      if (checked.references) ctx.state.references = checked.references;
       ctx.state.parseWhenRead(raw);
       await next();
       return;

@@ -2,7 +2,7 @@ import { ERR } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { ResponseRecord, Store } from '../../store/store.ts';
 import { asArray, asObject, type Json } from '../../formats/convert/json.ts';
-import type { GatewayMiddleware } from '../state.ts';
+import { headOf, type GatewayMiddleware, type GatewayState } from '../state.ts';
 
 /**
  * Responses state (issue #14; responses-api.md §6). On native routes the upstream keeps a stored
@@ -14,13 +14,16 @@ import type { GatewayMiddleware } from '../state.ts';
  */
 export function createResponseState(store: Store, retentionMs: number, log: Logger, wallNow: () => number = Date.now): GatewayMiddleware {
   return async (ctx, next) => {
-    const { body, key, route, candidates } = ctx.state;
-    if (!body || !key || !route || !candidates) throw ERR.internal();
+    const { key, route, candidates } = ctx.state;
+    // A checked body's head has the fields read here, and its references are found as it was
+    // checked (responses-check.ts): a plain request is never parsed (issue #17). Else the body.
+    const fields = headOf(ctx.state);
+    if (!fields || !key || !route || !candidates) throw ERR.internal();
     // Refused until Junction can meter and scope them (review of issue #14): a background response
     // is answered `queued`, with no usage, and read later for free; a conversation is an upstream
     // object any key of the shared upstream account could name.
-    if (body['background'] === true) throw ERR.invalidField('background: background responses are not supported through Junction; stream instead', 'background');
-    if (body['conversation'] != null) throw ERR.invalidField('conversation: upstream conversations are not supported through Junction; send previous_response_id or the whole input', 'conversation');
+    if (fields['background'] === true) throw ERR.invalidField('background: background responses are not supported through Junction; stream instead', 'background');
+    if (fields['conversation'] != null) throw ERR.invalidField('conversation: upstream conversations are not supported through Junction; send previous_response_id or the whole input', 'conversation');
     // What the request continues: a previous response, and items of earlier ones named by
     // `item_reference` (the Vercel AI SDK's way). Each must be this key's. An upstream-kept one
     // sends the request only where it is kept: any other key's, or an upstream that has none of
@@ -30,7 +33,7 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
     const kept: { readonly id: string; readonly provider: string; readonly param: string }[] = [];
     let history: Json[] | undefined;
     const resolved = new Map<string, Json>();
-    const previous = body['previous_response_id'];
+    const previous = fields['previous_response_id'];
     if (typeof previous === 'string') {
       const record = await store.findResponse(previous, key.id, now);
       if (!record) throw ERR.responseNotFound(previous, 'previous_response_id');
@@ -39,7 +42,7 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
       if (stored) history = [...stored.input, ...asArray(stored.response['output']).map(asObject)];
       else kept.push({ id: previous, provider: record.provider, param: 'previous_response_id' });
     }
-    for (const itemId of referencedItems(body['input'])) {
+    for (const itemId of referencedItems(ctx.state)) {
       const record = await store.findResponseOfItem(itemId, key.id, now);
       if (!record) throw ERR.itemNotFound(itemId);
       const item = itemOf(storedOf(record), itemId);
@@ -49,7 +52,12 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
     const junctionKept = history !== undefined || resolved.size > 0;
     if (junctionKept) {
       // `previous_response_id` stays for the answer to echo; the decoders read only the input.
+      // A checked body is parsed here: the translated route it now takes reads it anyway.
+      const body = ctx.state.body;
+      if (!body) throw ERR.internal();
       ctx.state.body = { ...body, input: [...(history ?? []), ...inputItems(body['input']).map((item) => (isReference(item) ? (resolved.get(String(item['id'])) ?? item) : item))] };
+      // The input-token estimate counts the input as replayed, not the bytes' (input-tokens.ts).
+      ctx.state.elements = undefined; // not `delete`: the state keeps its one shape (request-state.ts)
       const translated = (ctx.state.candidates ?? candidates).filter((c) => c.provider.plugin.native?.endpoints.responses === undefined);
       const first = translated[0];
       if (!first) throw ERR.responseKeptByJunction(typeof previous === 'string' ? previous : [...resolved.keys()][0]!, route.model.id, typeof previous === 'string' ? 'previous_response_id' : 'input');
@@ -68,7 +76,7 @@ export function createResponseState(store: Store, retentionMs: number, log: Logg
     const { responseId: id, keptResponse } = ctx.state.outcome;
     const served = ctx.state.route;
     // `store: false` (Codex CLI's way) keeps nothing: there is nothing to find later.
-    if (id === undefined || body['store'] === false || !served || ctx.status >= 400) return;
+    if (id === undefined || fields['store'] === false || !served || ctx.status >= 400) return;
     const savedAt = wallNow();
     const usage = ctx.state.outcome.usage;
     const contextTokens = usage ? usage.input + usage.cacheRead + usage.cacheWrite + usage.output : 0;
@@ -142,10 +150,14 @@ function isReference(item: Json): boolean {
   return item['type'] === 'item_reference' || (item['type'] == null && item['role'] === undefined && typeof item['id'] === 'string');
 }
 
-/** The ids an input names by `item_reference` (at most the first 1,000 looked up). */
-function referencedItems(input: unknown): string[] {
+/**
+ * The ids the input names by `item_reference` (at most the first 1,000 looked up): as the byte
+ * check found them (responses-check.ts, the same rule), else from the parsed input.
+ */
+function referencedItems(state: GatewayState): string[] {
+  if (state.references) return [...new Set(state.references)];
   const ids: string[] = [];
-  for (const raw of asArray(input)) {
+  for (const raw of asArray(state.body?.['input'])) {
     const item = asObject(raw);
     if (isReference(item) && typeof item['id'] === 'string') ids.push(item['id']);
     if (ids.length >= 1000) break;
