@@ -1,42 +1,13 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, SourceData } from '@smithy/types';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import type { PluginLogger, SignableRequest, UpstreamResponse } from '../../src/plugin-host/api.ts';
+import { SigningKeys, sigV4Headers } from './sigv4.ts';
 
 /**
  * Bedrock's two ways in (providers.md §1.4): a Bedrock API key as a bearer token, or SigV4 with
  * the standard AWS credential chain (env, profile, SSO, credential_process, web identity,
- * container, instance role). SigV4 is `@smithy/signature-v4`, the AWS SDK's own signer, over the
- * exact bytes and path sent; only SHA-256 comes from node:crypto, as the SDK's hash-node does.
+ * container, instance role). SigV4 (sigv4.ts) signs the exact bytes and path sent, as the AWS
+ * SDK's signer would: the same headers to the byte, at about a quarter of its cost.
  */
-
-/** SHA-256 and HMAC-SHA-256 for the signer, from node:crypto. */
-class NodeSha256 implements Checksum {
-  readonly #secret: Buffer | undefined;
-  #hash: Hash | Hmac;
-  constructor(secret?: SourceData) {
-    this.#secret = secret === undefined ? undefined : bytesOf(secret);
-    this.#hash = this.#fresh();
-  }
-  update(data: Uint8Array): void {
-    this.#hash.update(data);
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.#hash.digest()));
-  }
-  reset(): void {
-    this.#hash = this.#fresh();
-  }
-  #fresh(): Hash | Hmac {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
-  }
-}
-
-function bytesOf(data: SourceData): Buffer {
-  if (typeof data === 'string') return Buffer.from(data, 'utf8');
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return Buffer.from(data);
-}
 
 /**
  * The AWS credential chain, built once per provider and memoized by the SDK: credentials that
@@ -60,39 +31,26 @@ const SKEW = /Signature expired|Signature not yet current|RequestTimeTooSkewed|R
  * (as the AWS SDKs' systemClockOffset does; containers resumed from sleep hit this).
  */
 export class SigV4Signer {
-  readonly #signer: SignatureV4;
+  readonly #credentials: AwsCredentialIdentityProvider;
+  readonly #keys: SigningKeys;
+  readonly #checksum: boolean;
   readonly #now: () => number;
   readonly #log: PluginLogger;
   #offsetMs = 0;
 
   /** `service` and `checksum` (the signed `x-amz-content-sha256` header) are for AWS's test suite, which signs without it. */
   constructor(options: { region: string; credentials: AwsCredentialIdentityProvider; now?: () => number; log: PluginLogger; service?: string; checksum?: boolean }) {
-    this.#signer = new SignatureV4({ service: options.service ?? 'bedrock', region: options.region, credentials: options.credentials, sha256: NodeSha256, applyChecksum: options.checksum ?? true });
+    this.#credentials = options.credentials;
+    this.#keys = new SigningKeys(options.region, options.service ?? 'bedrock');
+    this.#checksum = options.checksum ?? true;
     this.#now = options.now ?? Date.now;
     this.#log = options.log;
   }
 
+  /** The headers that sign `request`: its path as sent, `%3A` and all, is escaped once more (§1.4 step 1). */
   async sign(request: SignableRequest): Promise<Record<string, string>> {
-    const { url } = request;
-    const signed = await this.#signer.sign(
-      {
-        method: request.method,
-        protocol: url.protocol,
-        hostname: url.hostname,
-        ...(url.port !== '' && { port: Number(url.port) }),
-        // The path as sent, `%3A` and all: the signer escapes it once more (§1.4 step 1).
-        path: url.pathname,
-        query: Object.fromEntries(url.searchParams),
-        headers: { ...request.headers, host: url.host },
-        body: request.body,
-      },
-      { signingDate: new Date(this.#now() + this.#offsetMs) },
-    );
-    const added: Record<string, string> = {};
-    for (const [name, value] of Object.entries(signed.headers)) {
-      if (name !== 'host' && request.headers[name] !== value) added[name] = value;
-    }
-    return added;
+    const credentials = await this.#credentials();
+    return sigV4Headers(request, credentials, new Date(this.#now() + this.#offsetMs), this.#keys, this.#checksum);
   }
 
   /** True when a refusal was for the request's time and the clock is now corrected from `Date`. */

@@ -57,15 +57,29 @@ export interface PlanInput {
 
 const idOf = (requestId: string): string => requestId.replace(/^req_/, '');
 
-/** Chat chunks without the usage the gateway asked for: the usage-only chunk dropped, usage removed from others. */
+/** A Chat chunk without the usage the gateway asked for: the usage-only chunk dropped (undefined), usage removed from others. */
+function withoutUsageOf(chunk: Json): Json | undefined {
+  if (!('usage' in chunk)) return chunk;
+  if (!Array.isArray(chunk['choices']) || chunk['choices'].length === 0) return undefined;
+  const { usage: _, ...rest } = chunk;
+  return rest;
+}
+
 async function* withoutUsage(chunks: AsyncIterable<Json>): AsyncGenerator<Json> {
   for await (const chunk of chunks) {
-    if (!('usage' in chunk)) {
-      yield chunk;
-    } else if (Array.isArray(chunk['choices']) && chunk['choices'].length > 0) {
-      const { usage: _, ...rest } = chunk;
-      yield rest;
+    const kept = withoutUsageOf(chunk);
+    if (kept) yield kept;
+  }
+}
+
+async function* withoutUsageBatches(batches: AsyncIterable<readonly Json[]>): AsyncGenerator<readonly Json[]> {
+  for await (const batch of batches) {
+    const kept: Json[] = [];
+    for (const chunk of batch) {
+      const left = withoutUsageOf(chunk);
+      if (left) kept.push(left);
     }
+    if (kept.length > 0) yield kept;
   }
 }
 const now = (): number => Math.floor(Date.now() / 1000);
@@ -75,6 +89,14 @@ async function* tapped(events: AsyncIterable<Json>, tap: (event: Json) => void):
   for await (const event of events) {
     tap(event);
     yield event;
+  }
+}
+
+/** The same a chunk's events at a time: each tapped, then the batch passed on. */
+async function* tappedBatches(batches: AsyncIterable<readonly Json[]>, tap: (event: Json) => void): AsyncGenerator<readonly Json[]> {
+  for await (const batch of batches) {
+    for (const event of batch) tap(event);
+    yield batch;
   }
 }
 
@@ -169,14 +191,30 @@ function clientSideOf(body: Json, context: { requestId: string; model: string; i
 function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: Extract<CanonicalEvent, { type: 'stop' }>) => void) | undefined): FormatPlan {
   const { body, translator, provider, upstreamModel } = input;
   const parse = (events: AsyncIterable<SseEvent>): AsyncIterable<Json> => upstream.parse(events, provider);
+  const eventParser = upstream.eventParser;
   if (translator.upstream === input.clientFormat) {
-    // Same format: only the model name changes; events are checked for errors and truncation.
+    // Same format: only the model name changes; events are checked for errors and truncation,
+    // a chunk's at a time where the format's parser allows it (issue #17: Bedrock's Claude
+    // streams are Messages in, Messages out).
+    const parsed = eventParser && ((batches: AsyncIterable<readonly SseEvent[]>) => parsedBatches(batches, eventParser(provider)));
     if (input.clientFormat === 'chat' && body['stream'] === true && !asksForUsage(body)) {
       // As on native routes: the upstream is always asked for usage, which the client did not want to see (issue #4).
       const upstreamBody = { ...body, model: upstreamModel, stream_options: withUsageRequested(body) };
-      return { upstreamBody, answer: (answer) => answer, parse, convert: (events, tap) => withoutUsage(tapped(events, tap)) };
+      return {
+        upstreamBody,
+        answer: (answer) => answer,
+        parse,
+        convert: (events, tap) => withoutUsage(tapped(events, tap)),
+        ...(parsed && { convertBatches: (batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void) => withoutUsageBatches(tappedBatches(parsed(batches), tap)) }),
+      };
     }
-    return { upstreamBody: { ...body, model: upstreamModel }, answer: (answer) => answer, parse, convert: tapped };
+    return {
+      upstreamBody: { ...body, model: upstreamModel },
+      answer: (answer) => answer,
+      parse,
+      convert: tapped,
+      ...(parsed && { convertBatches: (batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void) => tappedBatches(parsed(batches), tap) }),
+    };
   }
   const client = CODECS[input.clientFormat];
   const encoded = upstream.encodeRequest(client.decodeRequest(body), {
@@ -189,7 +227,6 @@ function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: 
   const clientSide = clientSideOf(body, { requestId: input.requestId, model: upstreamModel, inputTokensEstimate: input.inputTokensEstimate });
   const encoder: StreamEncoder = client.streamEncoder(clientSide);
   const hooks = (tap: (event: Json) => void): StreamHooks => ({ input: tap, ...(onStop && { stop: onStop }) });
-  const eventParser = upstream.eventParser;
   return {
     upstreamBody: encoded.body,
     answer: (answer) => client.encodeAnswer(upstream.decodeAnswer(answer, side), clientSide),

@@ -200,7 +200,10 @@ export async function sendStream(
     return writer.write(isChat ? chatChunkFrame(event) : messagesEventFrame(event as { type: string }));
   };
   try {
-    for (const event of early) await send(event);
+    for (const event of early) {
+      const wait = send(event);
+      if (wait) await wait;
+    }
     while (pending && !writer.closed) {
       const next: IteratorResult<Json | readonly Json[]> = await pending;
       if (next.done === true) break;

@@ -8,7 +8,7 @@ import { failureOf } from '../routing/failures.ts';
 import { UpstreamTimers } from '../proxy/upstream-timers.ts';
 import type { Logger } from '../log.ts';
 import type { Translator } from '../plugin-host/api.ts';
-import { decodeFrames } from '../sse/decode-frames.ts';
+import { decodeFrameBatches, decodeFrames } from '../sse/decode-frames.ts';
 import { decodeSse, decodeSseBatches } from '../sse/decode.ts';
 import type { UpstreamAgents } from '../proxy/agents.ts';
 import { pluginDecodeError } from '../formats/canonical/plugin-codec.ts';
@@ -104,10 +104,13 @@ export async function serveTranslated(
     // connection per translated stream (seen as internalConnect in --cpu-prof): iterate without
     // destroying, then drain the rest so the socket returns to the pool.
     const bytes = response.body.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Uint8Array>;
-    // A chunk's events at a time where the plan can take them so (issue #17), else one by one.
-    const converted = !framing && plan.streamBatches
-      ? plan.streamBatches(decodeSseBatches(bytes, reasonOf, () => timers.touch()))
-      : plan.stream(framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, (err) => pluginDecodeError(err, provider), () => timers.touch()) : decodeSse(bytes, reasonOf, () => timers.touch()));
+    // A chunk's events at a time where the plan can take them so (issue #17), else one by one;
+    // SSE or a plugin's own framing alike.
+    const touch = (): void => timers.touch();
+    const onCorrupt = (err: unknown): GatewayError => pluginDecodeError(err, provider);
+    const converted = plan.streamBatches
+      ? plan.streamBatches(framing ? decodeFrameBatches(bytes, framing.decoder(call), reasonOf, onCorrupt, touch) : decodeSseBatches(bytes, reasonOf, touch))
+      : plan.stream(framing ? decodeFrames(bytes, framing.decoder(call), reasonOf, onCorrupt, touch) : decodeSse(bytes, reasonOf, touch));
     try {
       // While the client is slow to read, the upstream waits on us: not an idle upstream.
       const onWait = (waiting: boolean): void => (waiting ? timers.hold() : timers.resume());

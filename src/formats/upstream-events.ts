@@ -10,22 +10,42 @@ import { TemplatedEvent } from './templated-event.ts';
  */
 
 /**
- * The text the last parsed event came from: an event passed on unchanged (the same-format path)
- * is written to the client as the upstream wrote it, not stringified again (sse/encode.ts). It is
- * found by identity, so a changed event (a new object) or another stream's never takes it, and an
- * event encoded after the next one was parsed is simply stringified. An event is encoded in the
- * same turn it was parsed in, through the generators, so the slot is almost always the one asked
- * for. One slot, not a WeakMap keyed by every event (whose ephemeron entries kept each event alive
- * until a full GC) nor a property on it (defineProperty cost 0.5 µs an event): issue #17. Text
- * holding a line break is not kept: one `data:` line must carry it.
+ * The text a parsed event came from, carried by the event itself: an event passed on unchanged
+ * (the same-format path) is written to the client as the upstream wrote it, not stringified again
+ * (sse/encode.ts). It rides in a private field that a class constructor stamps on the object
+ * JSON.parse made (a base constructor may return another object, and the subclass's fields are
+ * then defined on that one): invisible to keys, spreads and JSON.stringify, so a copy or a changed
+ * event (a new object) never carries it, and another stream's never matches. Not a WeakMap keyed
+ * by every event (whose ephemeron entries kept each event alive until a full GC), nor a property
+ * made with defineProperty (0.5 µs an event), nor the one slot for the last parsed event that came
+ * before (issue #17): a chunk's events are now all parsed before the first is written
+ * (parsedBatches), which a slot cannot follow. Text holding a line break is not kept: one `data:`
+ * line must carry it.
  */
-let lastEvent: object | undefined;
-let lastText = '';
+class Stamp {
+  constructor(target: object) {
+    // The object the subclass's fields are defined on: the parsed event, not a new one.
+    return target;
+  }
+}
+
+class UpstreamText extends Stamp {
+  readonly #text: string;
+
+  constructor(event: object, text: string) {
+    super(event);
+    this.#text = text;
+  }
+
+  static of(event: object): string | undefined {
+    return #text in event ? (event as UpstreamText).#text : undefined;
+  }
+}
 
 /** The JSON text an event was parsed from, if it is passed on as it came, or its encoder's template. */
 export function rawJson(event: object): string | undefined {
   if (event instanceof TemplatedEvent) return event.json();
-  return event === lastEvent ? lastText : undefined;
+  return UpstreamText.of(event);
 }
 
 /** An event's data as a JSON object, or the upstream fault it is. */
@@ -37,10 +57,8 @@ export function parse(event: SseEvent, provider: string): Json {
     throw ERR.upstreamInvalid(provider, 'a stream event is not JSON');
   }
   if (!isObject(value)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
-  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) {
-    lastEvent = value;
-    lastText = event.data;
-  }
+  // Made for its stamp on `value`: the object it returns is `value` itself.
+  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) new UpstreamText(value, event.data);
   return value;
 }
 
@@ -136,18 +154,28 @@ export const responsesEventsFromSse = (events: AsyncIterable<SseEvent>, provider
 
 /**
  * A whole chunk's events through a parser at once: the typed events of each batch, and nothing
- * after the terminator. The end is checked when the batches run out.
+ * after the terminator. The end is checked when the batches run out. An event the parser refuses
+ * (an in-band error, malformed JSON) fails the stream after the events before it in its chunk are
+ * handed on, as they would have been one at a time: the client gets them, then the error, and a
+ * stream whose first chunk already had an event is the client's, not the failover loop's.
  */
 export async function* parsedBatches(batches: AsyncIterable<readonly SseEvent[]>, parser: EventParser): AsyncGenerator<Json[]> {
   for await (const batch of batches) {
     const out: Json[] = [];
+    let done = false;
+    let failure: { readonly error: unknown } | undefined;
     for (const event of batch) {
-      if (parser.push(event, out)) {
-        if (out.length > 0) yield out;
-        return;
+      try {
+        done = parser.push(event, out);
+      } catch (error) {
+        failure = { error };
+        break;
       }
+      if (done) break;
     }
     if (out.length > 0) yield out;
+    if (failure) throw failure.error;
+    if (done) return;
   }
   parser.end();
 }

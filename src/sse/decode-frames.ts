@@ -14,6 +14,20 @@ export async function* decodeFrames(
   onCorrupt: (err: unknown) => Error,
   onChunk?: () => void,
 ): AsyncGenerator<SseEvent> {
+  for await (const batch of decodeFrameBatches(body, decoder, onBrokenSource, onCorrupt, onChunk)) yield* batch;
+}
+
+/**
+ * The same events a chunk at a time, as decodeSseBatches gives SSE's: for a plan that parses and
+ * converts a chunk's events in one step (dispatch/translate.ts; issue #17).
+ */
+export async function* decodeFrameBatches(
+  body: AsyncIterable<Uint8Array>,
+  decoder: ReturnType<StreamFraming['decoder']>,
+  onBrokenSource: (err: unknown) => Error,
+  onCorrupt: (err: unknown) => Error,
+  onChunk?: () => void,
+): AsyncGenerator<SseEvent[]> {
   let pending: SseEvent[] = [];
   // The events a decoder gave before refusing a frame are good: they go out, then the error.
   let corrupt: Error | undefined;
@@ -31,7 +45,7 @@ export async function* decodeFrames(
       if (pending.length > 0) {
         const ready = pending;
         pending = [];
-        yield* ready;
+        yield ready;
       }
       if (corrupt) break;
     }
@@ -44,6 +58,6 @@ export async function* decodeFrames(
   } catch (err) {
     corrupt = onCorrupt(err);
   }
-  yield* pending;
+  if (pending.length > 0) yield pending;
   if (corrupt) throw corrupt;
 }

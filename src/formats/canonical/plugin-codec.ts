@@ -2,7 +2,7 @@ import { ERR, errorTypeForStatus, GatewayError } from '../../errors.ts';
 import type { SseEvent, UpstreamFormat } from '../../plugin-host/api.ts';
 import { ToolNames } from '../convert/tool-names.ts';
 import type { Json } from '../convert/json.ts';
-import { parse, reportedError } from '../upstream-events.ts';
+import { parse, parsedEvents, reportedError, type EventParser } from '../upstream-events.ts';
 import { isObject } from '../convert/json.ts';
 import type { UpstreamCodec } from './codecs.ts';
 import type { CanonicalEvent, StreamDecoder } from './stream.ts';
@@ -19,7 +19,8 @@ export function pluginCodec(format: UpstreamFormat): UpstreamCodec {
       const { body, state } = format.encodeRequest(request, { model: options.model, maxOutputTokens: options.maxOutputTokens });
       return { body, side: { toolNames: new ToolNames(), jsonTool: null, pluginState: state } };
     },
-    parse: parseEvents,
+    parse: (events, provider) => parsedEvents(events, new PluginEventParser(provider)),
+    eventParser: (provider) => new PluginEventParser(provider),
     applyUsage: () => false,
     decodeAnswer: (body, side) => format.decodeAnswer(body, side.pluginState),
     streamDecoder: (side, provider) => new PluginStreamDecoder(format.streamDecoder(side.pluginState), provider),
@@ -30,13 +31,27 @@ export function pluginCodec(format: UpstreamFormat): UpstreamCodec {
  * The plugin's decoder gets `{ event, data }`, its data parsed; `data: [DONE]` sentinels are
  * skipped. An event named `error` is the upstream's in-band failure, `{ error: { type, message } }`
  * (or Anthropic's `{ type: 'error', error }`): the client gets it in-band, typed (since 1.5.0).
+ * Synchronous, so a chunk's events are parsed and converted in one step (issue #17), as the
+ * built-in formats' are. It never ends a stream itself: the plugin's `stop` does
+ * (PluginStreamDecoder), and the rest is read to its end.
  */
-async function* parseEvents(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<Json> {
-  for await (const event of events) {
-    if (event.data === '[DONE]') continue;
-    const data = parse(event, provider);
-    if (event.event === 'error') throw reportedError(provider, isObject(data['error']) ? data['error'] : data);
-    yield { event: event.event, data };
+class PluginEventParser implements EventParser {
+  readonly #provider: string;
+
+  constructor(provider: string) {
+    this.#provider = provider;
+  }
+
+  push(event: SseEvent, out: Json[]): boolean {
+    if (event.data === '[DONE]') return false;
+    const data = parse(event, this.#provider);
+    if (event.event === 'error') throw reportedError(this.#provider, isObject(data['error']) ? data['error'] : data);
+    out.push({ event: event.event, data });
+    return false;
+  }
+
+  end(): void {
+    // A stream without its stop is cut: PluginStreamDecoder.end says so, after the plugin's end.
   }
 }
 

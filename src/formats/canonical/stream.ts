@@ -97,12 +97,24 @@ export async function* translateBatches(batches: AsyncIterable<readonly Json[]>,
   t.clear();
   try {
     for await (const batch of batches) {
+      let failure: { readonly error: unknown } | undefined;
       for (const input of batch) {
         if (t.stopped) break;
-        t.push(input);
+        const made = t.out.length;
+        try {
+          t.push(input);
+        } catch (error) {
+          failure = { error };
+          t.cut(made);
+          break;
+        }
       }
+      // What the inputs before a failing one made goes out first, as event by event (a plugin's
+      // decoder throwing on an in-band error after text in the same chunk); nothing of the
+      // failing one does.
       if (t.out.length > 0) yield t.out;
       t.clear();
+      if (failure) throw failure.error;
     }
   } catch (err) {
     if (!t.stopped) throw err;
@@ -151,6 +163,11 @@ class Translation {
   /** Reused rather than replaced (no array per chunk): its events were all handed on. */
   clear(): void {
     this.#out.length = 0;
+  }
+
+  /** Drops the client's events past `length`: what an input that then failed had made. */
+  cut(length: number): void {
+    this.#out.length = length;
   }
 
   #encode(): void {
