@@ -4,7 +4,8 @@
 //
 //   node bench/probe.mjs <scenarios> [rounds=3] [seconds=3]
 //   scenarios: chat (small Chat), messages-stream, claude-code (76 KB), messages-translated
-//              (Messages stream through a Chat upstream), chat-translated, chat-stream; comma-separated
+//              (Messages stream through a Chat upstream), chat-translated, chat-stream, responses (small,
+//              native), gemini and bedrock (a Messages stream through those plugins); comma-separated
 // The second arm, when PROBE_B is set (its environment, e.g. PROBE_B="FLOOR_LEDGER=off"):
 //   PROBE_B_SCRIPT  the server to run instead of bench/junction-server.ts (bench/floor-server.ts)
 //   PROBE_B_DIR     another checkout to run it from (a git worktree of the commit before a change)
@@ -51,6 +52,9 @@ const SCENARIOS = {
   'messages-translated': ['messages', '/v1/messages', small(`o/${SIM}`, true)],
   'chat-translated': ['chat', '/v1/chat/completions', small(`a/${SIM}`, true)],
   'chat-stream': ['chat', '/v1/chat/completions', small(`o/${SIM}`, true)],
+  responses: ['chat', '/v1/responses', Buffer.from(JSON.stringify({ model: `r/${SIM}`, max_output_tokens: 64, stream: false, input: 'Hi' }))],
+  gemini: ['messages', '/v1/messages', small(`g/${SIM}`, true)],
+  bedrock: ['messages', '/v1/messages', small(`b/${SIM}`, true)],
 };
 
 const rows = {};
