@@ -6,32 +6,55 @@ import type { CheckedElements } from '../usage/checked-text.ts';
 import type { JsonScan } from './json-scan.ts';
 import { jsonText } from './json-text.ts';
 import type { Upload } from './multipart/upload.ts';
-import type { GatewayState, RequestOutcome, Reservation, ResolvedRoute } from './state.ts';
+import type { RequestOutcome, Reservation, ResolvedRoute } from './state.ts';
 
 /**
- * `ctx.state`, made once per request by the request context (issue #17). Every field is declared
- * here, so each request's state has one shape from the start, rather than one built up field by
+ * Per-request state shared by the middleware chain (`ctx.state`, typed `GatewayState`), made once
+ * per request by the request context (issue #17). Every field is declared here, the one list of
+ * them, so each request's state has one shape from the start rather than one built up field by
  * field along the chain. A checked body (request-check.ts) is parsed only when `body` is first
  * read: that was a getter defined on each request's state object (Object.defineProperty, about
  * 2.5 µs a request on Node 20 and more on 24); here it is the class's own accessor.
  */
-export class RequestState implements GatewayState {
+export class RequestState {
+  /** The request's spans, when traces are on (issue #16). */
   trace?: RequestTrace;
+  /** The `traceparent` of the attempt being sent upstream, when traces are on. */
   traceparent?: string;
   key?: ApiKey;
+  /** The request body exactly as received. */
   raw?: Buffer;
   scan?: JsonScan;
+  /** A multipart body (issue #13): read up to its routing fields; the rest is still to come. */
   upload?: Upload;
+  /** The top-level values the gateway reads, when the byte-level checks accepted the body. */
   head?: Record<string, unknown>;
+  /**
+   * Where a checked body's `system` (Responses: `instructions`) and messages (Responses: its input)
+   * are, for the input-token estimate; dropped where response-state.ts replays a continuation's input.
+   */
   elements?: CheckedElements | undefined;
+  /**
+   * A checked Responses body's `item_reference` ids, in input order, as response-state.ts would
+   * find them in the parsed input (responses-check.ts).
+   */
   references?: readonly string[];
   route?: ResolvedRoute;
+  /** The model's routes in the order this request tries them; `route` is the one being tried (issue #5). */
   candidates?: readonly CatalogueRoute[];
+  /** Tokens a Responses continuation carries in from the response it continues (issue #14): held too. */
   contextTokens?: number;
+  /** The input-token estimate, when the rate limiter needed it first; the hold reuses it. */
   inputTokens?: number;
   reservation?: Reservation;
+  /** Set by the model endpoints' chains: this request gets a ledger row when it ends (issue #4). */
   ledger?: boolean;
+  /**
+   * A Chat stream whose client did not ask for usage: the upstream is asked anyway, so the ledger
+   * gets the real counts, and the usage chunk is kept from the client (issue #4).
+   */
   usageForced?: boolean;
+  /** What happened to the request: filled in along the chain, read once when it ends. */
   readonly outcome: RequestOutcome = {};
   #body: Record<string, unknown> | undefined = undefined;
   /** A checked body's bytes, until it is first read. */
@@ -39,10 +62,17 @@ export class RequestState implements GatewayState {
 
   constructor(
     readonly requestId: string,
+    /** `performance.now()` at arrival. */
     readonly startedAt: number,
+    /** The caller's wire format, which decides the error format. */
     public surface: Surface,
   ) {}
 
+  /**
+   * The parsed body; validated by the endpoint's schema before routing. On a body the byte-level
+   * checks accepted (request-check.ts) it is parsed only when first read: the native path reads
+   * `head` instead, and never parses it (issue #17).
+   */
   get body(): Record<string, unknown> | undefined {
     if (this.#unparsed !== undefined) {
       // The checks proved it valid JSON and an object, so this cannot throw.

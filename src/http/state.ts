@@ -1,16 +1,10 @@
-import type { RequestTrace } from '../telemetry/tracing.ts';
 import type { ParameterizedContext } from 'koa';
-import type { ApiKey } from '../auth/key-store.ts';
 import type { ModelConfig } from '../config/types.ts';
-import type { Surface } from '../errors.ts';
 import type { Endpoint, TokenUsage } from '../formats/wire.ts';
 import type { LoadedProvider } from '../plugin-host/loader.ts';
-import type { JsonScan } from './json-scan.ts';
 import type { Prices } from '../billing/pricing.ts';
 import type { Pico } from '../billing/money.ts';
-import type { CatalogueRoute } from '../catalogue/catalogue.ts';
-import type { Upload } from './multipart/upload.ts';
-import type { CheckedElements } from '../usage/checked-text.ts';
+import type { RequestState } from './request-state.ts';
 
 /** Where a request was sent, once its model is resolved. */
 export interface ResolvedRoute {
@@ -71,60 +65,8 @@ export interface Reservation {
   readonly audioMs?: number;
 }
 
-/** Per-request state shared by the middleware chain (`ctx.state`). */
-export interface GatewayState {
-  requestId: string;
-  /** The request's spans, when traces are on (issue #16). */
-  trace?: RequestTrace;
-  /** The `traceparent` of the attempt being sent upstream, when traces are on. */
-  traceparent?: string;
-  /** The caller's wire format, which decides the error format. */
-  surface: Surface;
-  /** `performance.now()` at arrival. */
-  startedAt: number;
-  key?: ApiKey;
-  /** The request body exactly as received. */
-  raw?: Buffer;
-  scan?: JsonScan;
-  /** A multipart body (issue #13): read up to its routing fields; the rest is still to come. */
-  upload?: Upload;
-  /**
-   * The parsed body; validated by the endpoint's schema before routing. On a body the byte-level
-   * checks accepted (request-check.ts) it is parsed only when first read: the native path reads
-   * `head` instead, and never parses it (issue #17).
-   */
-  body?: Record<string, unknown> | undefined;
-  /** The top-level values the gateway reads, when the byte-level checks accepted the body. */
-  head?: Record<string, unknown>;
-  /**
-   * Where a checked body's `system` (Responses: `instructions`) and messages (Responses: its input)
-   * are, for the input-token estimate; dropped where response-state.ts replays a continuation's input.
-   */
-  elements?: CheckedElements | undefined;
-  /**
-   * A checked Responses body's `item_reference` ids, in input order, as response-state.ts would
-   * find them in the parsed input (responses-check.ts).
-   */
-  references?: readonly string[];
-  route?: ResolvedRoute;
-  /** The model's routes in the order this request tries them; `route` is the one being tried (issue #5). */
-  candidates?: readonly CatalogueRoute[];
-  /** Tokens a Responses continuation carries in from the response it continues (issue #14): held too. */
-  contextTokens?: number;
-  /** The input-token estimate, when the rate limiter needed it first; the hold reuses it. */
-  inputTokens?: number;
-  reservation?: Reservation;
-  /** Set by the model endpoints' chains: this request gets a ledger row when it ends (issue #4). */
-  ledger?: boolean;
-  /**
-   * A Chat stream whose client did not ask for usage: the upstream is asked anyway, so the ledger
-   * gets the real counts, and the usage chunk is kept from the client (issue #4).
-   */
-  usageForced?: boolean;
-  outcome: RequestOutcome;
-  /** A body the byte-level checks accepted: `body` parses it on first read (request-state.ts). */
-  parseWhenRead(raw: Buffer): void;
-}
+/** Per-request state shared by the middleware chain (`ctx.state`): its fields are declared, once, in request-state.ts. */
+export type GatewayState = RequestState;
 
 export type GatewayContext = ParameterizedContext<GatewayState>;
 
