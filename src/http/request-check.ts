@@ -12,9 +12,10 @@ import { responsesBody } from './responses-check.ts';
  * the values JSON.parse would give. Anything else, a body the rules refuse included, is left to the
  * full parse and zod, so every 400 keeps its exact wording.
  *
- * Cost on Claude Code's 76 KB request: about 60 µs (19 of them the control-character pass),
- * against about 100 µs for JSON.parse alone, 20–100 µs for zod, and the garbage of a parsed tree
- * kept for the life of the request.
+ * Cost on Claude Code's 76 KB request, measured on a 2-core EPYC (best of 150 rounds): 83 µs, 23
+ * of them the control-character pass, against 92 µs for JSON.parse alone, 20–100 µs for zod, and
+ * the garbage of a parsed tree kept for the life of the request. With a line break escaped in
+ * place of every 14th word (489 escapes), 93 µs: each string's closing quote is searched for once.
  */
 export type CheckedEndpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'responses' | 'responses_input_tokens';
 

@@ -380,6 +380,31 @@ describe('byte-level request checks', () => {
     expect(ids('{"model":"m","input":"x","previous_response_id":"a","previous_response_id":"b"}')).to.equal(undefined);
   });
 
+  it('cross string bytes of any kind as JSON.parse does: escapes, escaped quotes and raw control bytes anywhere (4,000 seeded strings)', () => {
+    // A string's closing quote is searched for once, and again only after an escape that takes it
+    // (`\\"`); control bytes are found by one sticky pass over the body. Both are exercised here
+    // with the bytes they are about, dense, in and around the one string whose bytes are random.
+    const random = prng(Number(process.env.CHECK_SEED ?? 2026) + 2);
+    const ALPHABET = ['"', '\\', '\\', 'n', 'u', '0', 'a', 'F', 'é', ' ', '\u0001', '\n', '\t', '\u001f', '/', '\\"'];
+    let accepted = 0;
+    for (let i = 0; i < 4000; i++) {
+      const length = Math.floor(random() * 40);
+      let inner = '';
+      for (let j = 0; j < length; j++) inner += ALPHABET[Math.floor(random() * ALPHABET.length)];
+      const text = `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"${inner}"}],"metadata":{"user_id":"u\\n"}}`;
+      let parses = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        parses = false;
+      }
+      const checked = checkRequest(Buffer.from(text), 'messages', 128);
+      expect(checked !== null, text).to.equal(parses);
+      if (checked) accepted++;
+    }
+    expect(accepted, 'strings accepted').to.be.within(200, 3800);
+  });
+
   it('leave to the full parse what they cannot vouch for: escaped keys, repeated keys, deep nesting', () => {
     const small = '{"model":"gpt-4o","messages":[{"role":"user","content":"x"}]';
     expect(checkRequest(Buffer.from(`${small},"\\u006e":2}`), 'chat_completions', 128)).to.equal(null);
