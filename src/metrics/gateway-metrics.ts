@@ -1,7 +1,8 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { picoToUsdNumber } from '../billing/money.ts';
 import type { RequestRecord, UsageSink } from '../usage/sink.ts';
 import { clusterScrape } from './cluster-metrics.ts';
+import { SeriesCounter, SeriesHistogram, type CounterCell, type HistogramCell } from './series.ts';
 import type { OpenHolds } from '../http/middleware/reserve.ts';
 
 /**
@@ -17,16 +18,29 @@ const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40
 const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60];
 const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const;
 
+/** The cells one request's labels reach (series.ts), found once per label set with one lookup. */
+interface Cells {
+  readonly requests: CounterCell;
+  readonly duration: HistogramCell;
+  ttft?: HistogramCell;
+  ttfc?: HistogramCell;
+  /** By TOKEN_KINDS' index. */
+  readonly tokens: (CounterCell | undefined)[];
+  cost?: CounterCell;
+}
+
 export class GatewayMetrics implements UsageSink {
   readonly registry = new Registry();
   /** Under `serve --workers`: every worker's metrics, gathered by the primary (cluster-metrics.ts). */
   readonly #clusterScrape: (() => Promise<string>) | undefined;
-  readonly #requests: Counter<'endpoint' | 'model' | 'provider' | 'route_kind' | 'status_class'>;
-  readonly #duration: Histogram<'endpoint' | 'route_kind' | 'status_class'>;
-  readonly #ttft: Histogram<'gen_ai_operation_name' | 'gen_ai_provider_name' | 'gen_ai_request_model'>;
-  readonly #ttfc: Histogram<'gen_ai_provider_name' | 'gen_ai_request_model'>;
-  readonly #tokens: Counter<'model' | 'provider' | 'kind'>;
-  readonly #cost: Counter<'model' | 'provider'>;
+  readonly #requests: SeriesCounter;
+  readonly #duration: SeriesHistogram;
+  readonly #ttft: SeriesHistogram;
+  readonly #ttfc: SeriesHistogram;
+  readonly #tokens: SeriesCounter;
+  readonly #cost: SeriesCounter;
+  /** By endpoint, model, provider, route kind and status class: all bounded (see above). */
+  readonly #cells = new Map<string, Cells>();
   readonly #upstreamErrors: Counter<'provider' | 'error_type'>;
   readonly #fallbacks: Counter<'model'>;
   readonly #refusals: Counter<'reason'>;
@@ -42,12 +56,13 @@ export class GatewayMetrics implements UsageSink {
   constructor(models: Iterable<string>, live: { inFlight(): number; settlementsPending(): number; breakersOpen(): ReadonlyMap<string, number> }) {
     this.#models = new Set(models);
     const registers = [this.registry];
-    this.#requests = new Counter({ name: 'junction_requests_total', help: 'Requests answered, by endpoint, model, provider, route kind (native, translated, in-process, local) and status class.', labelNames: ['endpoint', 'model', 'provider', 'route_kind', 'status_class'], registers });
-    this.#duration = new Histogram({ name: 'junction_request_duration_seconds', help: 'Time from the request to the end of its response, streams included.', labelNames: ['endpoint', 'route_kind', 'status_class'], buckets: SECONDS, registers });
-    this.#ttft = new Histogram({ name: 'gen_ai_server_time_to_first_token_seconds', help: 'Time from the request to the first byte of the answer sent to the client (the first token of a stream).', labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'], buckets: TTFT, registers });
-    this.#ttfc = new Histogram({ name: 'gen_ai_client_operation_time_to_first_chunk_seconds', help: 'A stream\'s upstream time to its first chunk, from the attempt\'s start (Junction as the upstream\'s client).', labelNames: ['gen_ai_provider_name', 'gen_ai_request_model'], buckets: TTFT, registers });
-    this.#tokens = new Counter({ name: 'junction_tokens_total', help: 'Tokens billed, by kind (input excludes cache reads and writes; reasoning is part of output).', labelNames: ['model', 'provider', 'kind'], registers });
-    this.#cost = new Counter({ name: 'junction_cost_usd_total', help: 'What the ledger charged, in US dollars.', labelNames: ['model', 'provider'], registers });
+    const registry = this.registry;
+    this.#requests = new SeriesCounter('junction_requests_total', 'Requests answered, by endpoint, model, provider, route kind (native, translated, in-process, local) and status class.', registry);
+    this.#duration = new SeriesHistogram('junction_request_duration_seconds', 'Time from the request to the end of its response, streams included.', SECONDS, registry);
+    this.#ttft = new SeriesHistogram('gen_ai_server_time_to_first_token_seconds', 'Time from the request to the first byte of the answer sent to the client (the first token of a stream).', TTFT, registry);
+    this.#ttfc = new SeriesHistogram('gen_ai_client_operation_time_to_first_chunk_seconds', 'A stream\'s upstream time to its first chunk, from the attempt\'s start (Junction as the upstream\'s client).', TTFT, registry);
+    this.#tokens = new SeriesCounter('junction_tokens_total', 'Tokens billed, by kind (input excludes cache reads and writes; reasoning is part of output).', registry);
+    this.#cost = new SeriesCounter('junction_cost_usd_total', 'What the ledger charged, in US dollars.', registry);
     this.#upstreamErrors = new Counter({ name: 'junction_upstream_errors_total', help: 'Requests that ended in an upstream failure, by its Junction error code.', labelNames: ['provider', 'error_type'], registers });
     this.#fallbacks = new Counter({ name: 'junction_fallback_attempts_total', help: 'Upstream attempts beyond the first (retries and fallbacks to other routes).', labelNames: ['model'], registers });
     this.#refusals = new Counter({ name: 'junction_refusals_total', help: 'Requests refused before any upstream: rate limits (429) and balance (402).', labelNames: ['reason'], registers });
@@ -93,20 +108,41 @@ export class GatewayMetrics implements UsageSink {
     const endpoint = entry.endpoint ?? 'other';
     const kind = entry.kind ?? 'none';
     const statusClass = `${Math.floor(entry.status / 100)}xx`;
-    this.#requests.inc({ endpoint, model, provider, route_kind: kind, status_class: statusClass });
-    this.#duration.observe({ endpoint, route_kind: kind, status_class: statusClass }, entry.durationMs / 1000);
+    const key = `${endpoint}\u0000${model}\u0000${provider}\u0000${kind}\u0000${statusClass}`;
+    let cells = this.#cells.get(key);
+    if (cells === undefined) {
+      cells = {
+        requests: this.#requests.cell(key, () => ({ endpoint, model, provider, route_kind: kind, status_class: statusClass })),
+        duration: this.#duration.cell(`${endpoint}\u0000${kind}\u0000${statusClass}`, () => ({ endpoint, route_kind: kind, status_class: statusClass })),
+        tokens: [],
+      };
+      this.#cells.set(key, cells);
+    }
+    cells.requests.value++;
+    this.#duration.observe(cells.duration, entry.durationMs / 1000);
     if (entry.firstByteMs !== undefined && entry.status < 400) {
-      this.#ttft.observe({ gen_ai_operation_name: endpoint, gen_ai_provider_name: provider, gen_ai_request_model: model }, entry.firstByteMs / 1000);
+      cells.ttft ??= this.#ttft.cell(`${endpoint}\u0000${provider}\u0000${model}`, () => ({ gen_ai_operation_name: endpoint, gen_ai_provider_name: provider, gen_ai_request_model: model }));
+      this.#ttft.observe(cells.ttft, entry.firstByteMs / 1000);
     }
     if (entry.upstreamFirstChunkMs !== undefined && entry.provider !== undefined) {
-      this.#ttfc.observe({ gen_ai_provider_name: entry.provider, gen_ai_request_model: model }, entry.upstreamFirstChunkMs / 1000);
+      cells.ttfc ??= this.#ttfc.cell(`${provider}\u0000${model}`, () => ({ gen_ai_provider_name: provider, gen_ai_request_model: model }));
+      this.#ttfc.observe(cells.ttfc, entry.upstreamFirstChunkMs / 1000);
     }
     if (entry.usage) {
       const usage = entry.usage;
-      const counts = { input: usage.input, output: usage.output, cache_read: usage.cacheRead, cache_write: usage.cacheWrite, reasoning: usage.reasoning };
-      for (const tokenKind of TOKEN_KINDS) if (counts[tokenKind] > 0) this.#tokens.inc({ model, provider, kind: tokenKind }, counts[tokenKind]);
+      const counts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, usage.reasoning];
+      for (let i = 0; i < TOKEN_KINDS.length; i++) {
+        const count = counts[i] as number;
+        if (count <= 0) continue;
+        const tokenKind = TOKEN_KINDS[i] as string;
+        const cell = (cells.tokens[i] ??= this.#tokens.cell(`${model}\u0000${provider}\u0000${tokenKind}`, () => ({ model, provider, kind: tokenKind })));
+        cell.value += count;
+      }
     }
-    if (entry.charged !== undefined && entry.charged > 0n) this.#cost.inc({ model, provider }, picoToUsdNumber(entry.charged));
+    if (entry.charged !== undefined && entry.charged > 0n) {
+      cells.cost ??= this.#cost.cell(`${model}\u0000${provider}`, () => ({ model, provider }));
+      cells.cost.value += picoToUsdNumber(entry.charged);
+    }
     if (entry.errorCode?.startsWith('GW_ERR_UPSTREAM') && entry.provider !== undefined) this.#upstreamErrors.inc({ provider, error_type: entry.errorCode.slice(7).toLowerCase() });
     if (entry.attempts !== undefined && entry.attempts > 1) this.#fallbacks.inc({ model }, entry.attempts - 1);
     if (entry.status === 429 && entry.errorCode === 'GW_ERR_RATE_LIMITED') this.#refusals.inc({ reason: 'rate_limit' });
