@@ -5,7 +5,7 @@ import { terminatorOf } from './sse-terminator.ts';
 import { CLIENT_DISCONNECTED, headOf, type GatewayContext } from '../http/state.ts';
 import { writeErrorResponse } from '../http/write-error.ts';
 import { streamErrorFrame } from '../sse/encode.ts';
-import { usageTapFor } from '../usage/tap.ts';
+import { usageTapFor, type UsageTap } from '../usage/tap.ts';
 import { speechCostHeader, speechUsage } from '../usage/speech.ts';
 import { transcriptionFallback } from '../usage/transcription.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
@@ -128,7 +128,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
       : null;
     relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], terminatorOf(endpoint, headOf(state))) }, rewriter, fail, provider);
   } else if (chat && !isSse) {
-    relayWithCost(proxyRes, res, status, headers, costAdder(state));
+    relayWithCost(proxyRes, res, status, headers, costAdder(state), tap);
   } else {
     res.writeHead(status, headers);
     proxyRes.pipe(res);
@@ -191,13 +191,24 @@ function costAdder(state: GatewayContext['state']): AddCost {
   };
 }
 
-/** A whole Chat answer, held until complete to carry usage.cost (answers are small). */
-function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, addCost: AddCost): void {
+/**
+ * A whole Chat answer, held until complete to carry usage.cost (answers are small). The usage tap,
+ * whose 'end' listener ran first (relayNative), saw the same chunks: where it kept the answer and
+ * found its usage, both are used as they are, not joined and scanned again.
+ */
+function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, addCost: AddCost, tap: UsageTap | null): void {
   const chunks: Buffer[] = [];
-  proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let size = 0;
+  proxyRes.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+  });
   proxyRes.on('end', () => {
-    // Most answers arrive in one chunk: that Buffer as it is, not a copy.
-    const body = addCostToBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), addCost);
+    const seen = tap?.answer?.();
+    const body = seen !== undefined && seen.bytes.length === size
+      ? addCostToBody(seen.bytes, addCost, seen.usage)
+      : // Most answers arrive in one chunk: that Buffer as it is, not a copy.
+        addCostToBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), addCost);
     res.writeHead(status, { ...headers, 'content-length': body.length });
     res.end(body);
   });

@@ -1,5 +1,5 @@
 import type { Endpoint, TextFormat, TokenUsage } from '../formats/wire.ts';
-import { usageValueOf } from '../http/json-scan.ts';
+import { usageValueOf, type ValueRange } from '../http/json-scan.ts';
 import { Needle } from '../util/text-search.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
@@ -36,6 +36,17 @@ export interface UsageTap {
   responseId?(): string | undefined;
   /** The ids of a Responses answer's output items, which later input may name by `item_reference`. */
   itemIds?(): readonly string[];
+  /**
+   * After finish(), a whole JSON answer's bytes and its top-level `usage` as found there, so that
+   * `usage.cost` is written without scanning the answer again (proxy/chat-usage-rewriter.ts).
+   */
+  answer?(): UsageInAnswer | undefined;
+}
+
+/** A whole answer, and its top-level `usage` value with that value's byte range. */
+export interface UsageInAnswer {
+  readonly bytes: Buffer;
+  readonly usage: { readonly range: ValueRange; readonly value: unknown };
 }
 
 const USAGE = Buffer.from('"usage"');
@@ -242,6 +253,7 @@ class JsonUsageTap implements UsageTap {
   readonly #usageOnly: boolean;
   readonly #chunks: Buffer[] = [];
   #size = 0;
+  #answer: UsageInAnswer | undefined;
 
   /** A cut JSON body is unreadable; what passed is counted at four bytes per token. */
   outputEstimate(): number {
@@ -263,7 +275,7 @@ class JsonUsageTap implements UsageTap {
     const bytes = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
     let body: unknown;
     try {
-      body = (this.#usageOnly ? usageAlone(bytes) : undefined) ?? JSON.parse(bytes.toString('utf8'));
+      body = (this.#usageOnly ? this.#usageAlone(bytes) : undefined) ?? JSON.parse(bytes.toString('utf8'));
     } catch {
       return undefined;
     }
@@ -271,15 +283,21 @@ class JsonUsageTap implements UsageTap {
     const usage = emptyUsage();
     return this.#apply(usage, body as Record<string, unknown>) ? usage : undefined;
   }
-}
 
-/**
- * `{ usage }` with the answer's top-level `usage` value parsed alone, or undefined when the scan
- * cannot place it (no such key, or one written with escapes): then the whole answer is parsed.
- */
-function usageAlone(bytes: Buffer): Record<string, unknown> | undefined {
-  const found = usageValueOf(bytes, MAX_ANSWER_DEPTH);
-  return found?.closed === true ? { usage: found.value } : undefined;
+  answer(): UsageInAnswer | undefined {
+    return this.#answer;
+  }
+
+  /**
+   * `{ usage }` with the answer's top-level `usage` value parsed alone, or undefined when the scan
+   * cannot place it (no such key, or one written with escapes): then the whole answer is parsed.
+   */
+  #usageAlone(bytes: Buffer): Record<string, unknown> | undefined {
+    const found = usageValueOf(bytes, MAX_ANSWER_DEPTH);
+    if (found?.closed !== true) return undefined;
+    this.#answer = { bytes, usage: found };
+    return { usage: found.value };
+  }
 }
 
 /** Whether some `"usage"` key in the line has an object value (`"usage":{` or `"usage" : {`). */

@@ -178,6 +178,17 @@ describe('native passthrough', () => {
       expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(res.text)));
     });
 
+    it('adds usage.cost to a whole Chat answer that arrives in pieces, cut inside its usage', async () => {
+      // The usage tap joins the pieces and finds the usage once; usage.cost is written from that.
+      const answer = Buffer.from(FIXTURES.openaiText());
+      const at = answer.indexOf('"prompt_tokens"') + 5;
+      const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+      env.upstream.script(() => ({ binary: { chunks: [answer.subarray(0, at), answer.subarray(at, at + 9), answer.subarray(at + 9)], contentType: 'application/json', afterFirst: turn().then(turn) } }));
+      const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] } });
+      expect(res.text).to.equal(FIXTURES.openaiText().replace('"rejected_prediction_tokens":0}}', '"rejected_prediction_tokens":0},"cost":0.0001125}'));
+      expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(res.text)));
+    });
+
     for (const [status, type] of [
       [400, 'invalid_request_error'],
       [429, 'rate_limit_error'],
