@@ -22,6 +22,28 @@ export interface CheckedRequest {
   readonly references?: readonly string[];
 }
 
+/**
+ * The elements of a request the same key sent before and the same checks accepted, by place
+ * (usage/checked-text.ts keeps them for the estimate): an agent resends its system prompt, its
+ * tools and every earlier message on each turn, and an element found again byte for byte is
+ * stepped over rather than checked again (JsonWalk#skipKnown).
+ */
+export interface KnownRequest {
+  readonly system: { readonly bytes: Buffer } | undefined;
+  readonly messages: readonly { readonly bytes: Buffer }[];
+  readonly tools: { readonly bytes: Buffer } | undefined;
+}
+
+/** Whether the value at the walk is one of `known`'s elements at `pick`'s place, stepped over if so. */
+export function skipKnown(walk: JsonWalk, known: readonly KnownRequest[] | undefined, pick: (seen: KnownRequest) => { readonly bytes: Buffer } | undefined): boolean {
+  if (known === undefined) return false;
+  for (const seen of known) {
+    const element = pick(seen);
+    if (element !== undefined && walk.skipKnown(element.bytes)) return true;
+  }
+  return false;
+}
+
 export const key = (text: string): Buffer => Buffer.from(text);
 export const K = {
   model: key('model'),

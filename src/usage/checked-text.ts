@@ -1,4 +1,5 @@
 import type { ValueRange } from '../http/json-scan.ts';
+import type { KnownRequest } from '../http/request-check-parts.ts';
 import { jsonText } from '../http/json-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText, type RequestText } from './request-text.ts';
 
@@ -75,6 +76,15 @@ const READERS: Record<CheckedFormat, { readonly system: Read; readonly message: 
   chat: { system: readSystem, message: readChatMessage },
   responses: { system: readInstructions, message: readInput },
 };
+
+/**
+ * The key's last requests in this format, newest first, as the byte-level checks may step over
+ * their elements (http/request-check.ts); undefined when there are none. Read only: the requests
+ * are remembered, in least recently used order, when their estimate is made (checkedRequestText).
+ */
+export function recentElements(format: CheckedFormat, scope: string): readonly KnownRequest[] | undefined {
+  return scopes.get(`${format}\u0000${scope}`);
+}
 
 export function checkedRequestText(format: CheckedFormat, raw: Buffer, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
   const scoped = `${format}\u0000${scope}`;

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from '../../src/formats/request-schemas.ts';
 import { checkRequest, type CheckedEndpoint } from '../../src/http/request-check.ts';
-import { checkedRequestText } from '../../src/usage/checked-text.ts';
+import { checkedRequestText, recentElements } from '../../src/usage/checked-text.ts';
 import { jsonText } from '../../src/http/json-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText } from '../../src/usage/request-text.ts';
 
@@ -403,6 +403,48 @@ describe('byte-level request checks', () => {
       if (checked) accepted++;
     }
     expect(accepted, 'strings accepted').to.be.within(200, 3800);
+  });
+
+  it('step over the elements a key sent before exactly as if they were checked again (3,000 seeded turns)', () => {
+    // Each case: a request accepted and remembered as the estimate remembers it, then a next one
+    // (the same with a message more, an edit, or damaged bytes), checked with and without the
+    // memory: the same verdict, head, ranges and elements.
+    const random = prng(Number(process.env.CHECK_SEED ?? 2026) + 3);
+    const bases = BASES.filter(([endpoint]) => endpoint === 'messages' || endpoint === 'count_tokens' || endpoint === 'chat_completions');
+    let stepped = 0;
+    for (let i = 0; i < 3000; i++) {
+      const [endpoint, base] = bases[i % bases.length] as [CheckedEndpoint, Record<string, unknown>];
+      const first = random() < 0.5 ? base : mutate(base, random);
+      const firstRaw = Buffer.from(JSON.stringify(first));
+      const accepted = checkRequest(firstRaw, endpoint, 128);
+      if (accepted === null) continue;
+      const format = endpoint === 'chat_completions' ? 'chat' : 'messages';
+      const scope = `turns-${i}`;
+      checkedRequestText(format, firstRaw, accepted.elements, scope, accepted.scan.fields.get('tools'));
+      const known = recentElements(format, scope);
+      expect(known, 'remembered').to.have.length(1);
+      const turn = random();
+      const nextTurn = { ...first, messages: [...((first['messages'] as unknown[] | undefined) ?? []), { role: 'user', content: 'and then?' }] };
+      const next = turn < 0.4 ? JSON.stringify(nextTurn) : turn < 0.7 ? JSON.stringify(mutate(first, random)) : damage(JSON.stringify(first), random);
+      const raw = Buffer.from(next);
+      const withMemory = checkRequest(raw, endpoint, 128, known);
+      expect(withMemory, next.slice(0, 300)).to.deep.equal(checkRequest(raw, endpoint, 128));
+      if (withMemory !== null && turn < 0.4) stepped++;
+    }
+    expect(stepped, 'next turns accepted with their history stepped over').to.be.greaterThan(500);
+  });
+
+  it('step over only what the memory holds: an element it names is taken as checked (so it holds only accepted ones)', () => {
+    // A role the rules refuse, passed off as remembered: accepted, which shows the step happens,
+    // and why only the estimate's memory of accepted requests may feed it.
+    const message = Buffer.from('{"role":"bot","content":"x"}');
+    const body = Buffer.from(`{"model":"m","max_tokens":1,"messages":[${message.toString()}]}`);
+    expect(checkRequest(body, 'messages', 128)).to.equal(null);
+    const checked = checkRequest(body, 'messages', 128, [{ system: undefined, messages: [{ bytes: message }], tools: undefined }]);
+    expect(checked?.elements.messages).to.deep.equal([{ start: body.indexOf(message), end: body.indexOf(message) + message.length }]);
+    // In another place, or with a byte changed, it is checked again.
+    expect(checkRequest(body, 'messages', 128, [{ system: undefined, messages: [{ bytes: Buffer.from('{}') }, { bytes: message }], tools: undefined }])).to.equal(null);
+    expect(checkRequest(body, 'messages', 128, [{ system: undefined, messages: [{ bytes: Buffer.from('{"role":"bot","content":"y"}') }], tools: undefined }])).to.equal(null);
   });
 
   it('leave to the full parse what they cannot vouch for: escaped keys, repeated keys, deep nesting', () => {

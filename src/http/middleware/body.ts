@@ -6,6 +6,7 @@ import { scanJson } from '../json-scan.ts';
 import { jsonText } from '../json-text.ts';
 import { checkRequest, type CheckedEndpoint } from '../request-check.ts';
 import type { GatewayMiddleware } from '../state.ts';
+import { recentElements, type CheckedFormat } from '../../usage/checked-text.ts';
 
 export interface BodyReaderOptions {
   readonly limitBytes: number;
@@ -17,6 +18,15 @@ export interface BodyReaderOptions {
    */
   readonly check?: CheckedEndpoint;
 }
+
+/** The estimate's memory of each checked endpoint's elements (usage/checked-text.ts); Responses bodies are read whole. */
+const KNOWN_FORMAT: Record<CheckedEndpoint, CheckedFormat | undefined> = {
+  messages: 'messages',
+  count_tokens: 'messages',
+  chat_completions: 'chat',
+  responses: undefined,
+  responses_input_tokens: undefined,
+};
 
 /**
  * Reads the JSON body once into a Buffer (kept byte-exact for passthrough), checks size and
@@ -33,7 +43,12 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
     const raw = await readBody(ctx.req, decoder, encoding, options.limitBytes);
-    const checked = options.check === undefined ? null : checkRequest(raw, options.check, options.maxDepth);
+    const check = options.check;
+    // Elements this key sent before are not checked again where they come back byte for byte (an
+    // agent's system prompt, tools and history, each turn). Kept per key: shared, a request's
+    // speed would tell one key what another sent.
+    const known = check === undefined ? undefined : KNOWN_FORMAT[check] && recentElements(KNOWN_FORMAT[check], String(ctx.state.key?.id ?? ''));
+    const checked = check === undefined ? null : checkRequest(raw, check, options.maxDepth, known);
     if (checked !== null) {
       ctx.state.raw = raw;
       ctx.state.scan = checked.scan;
