@@ -1,13 +1,14 @@
 // Issue #17's floor: the least a gateway must do on a native route, on the design card's stack,
-// measured beside the bare proxy (`node bench/floor.mjs`). Koa with @koa/router and a chain of the
-// same length as Junction's; a key looked up by its SHA-256; the body read whole and checked by
-// Junction's own byte-level checks (the issue requires a precise 400 before anything goes
-// upstream); a durable hold before dispatch and a durable settlement after it, in a SQLite WAL
-// file, group-committed per event-loop turn with the same statements and indexes as Junction's
-// ledger; http-proxy-3 for the upstream; usage read from the answer. Nothing else: no timers, no
-// failover, no rate limits, no metrics, no logging, no stream guard, no settlement of a request
-// whose client left. Whatever Junction costs above this is its own; a target this cannot reach,
-// Junction cannot either. Usage: node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
+// measured beside the bare proxy (the `floor` arm of bench/run.mjs). Koa with @koa/router and a
+// chain of the same length as Junction's; a key looked up by its SHA-256; the body read whole and
+// checked by Junction's own byte-level checks (the issue requires a precise 400 before anything
+// goes upstream), stepping over the key's last request's elements where they come again; a durable
+// hold before dispatch and a durable settlement after it, in a SQLite WAL file, group-committed per
+// event-loop turn with the same statements and indexes as Junction's ledger; http-proxy-3 for the
+// upstream; usage read from the answer. Nothing else: no timers, no failover, no rate limits, no
+// metrics, no logging, no stream guard, no settlement of a request whose client left. Whatever
+// Junction costs above this is its own; a target this cannot reach, Junction cannot either.
+// Usage: node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
 import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createProxyServer } from 'http-proxy-3';
 import Koa, { type Context, type Next } from 'koa';
-import { checkRequest, type CheckedEndpoint } from '../src/http/request-check.ts';
+import { checkRequest, type CheckedEndpoint, type KnownRequest } from '../src/http/request-check.ts';
 import { newRequestId } from '../src/util/request-id.ts';
 import { BodySource } from '../src/proxy/upstream-body.ts';
 
@@ -112,6 +113,7 @@ const version = async (ctx: Context, next: Next): Promise<void> => {
   if (ctx.path === '/v1/messages' && !ctx.req.headers['anthropic-version']) ctx.throw(400);
   await next();
 };
+const lastElements = new Map<string, KnownRequest[]>();
 const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Promise<void> => {
   const raw = await new Promise<Buffer>((done, fail) => {
     const chunks: Buffer[] = [];
@@ -119,8 +121,14 @@ const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Pr
     ctx.req.once('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
     ctx.req.once('error', fail);
   });
-  const checked = checkRequest(raw, endpoint, 128);
+  // The key's last accepted request's elements, stepped over where they come again byte for byte
+  // (as Junction's check does with its estimate's memory).
+  const keyId = ctx.state['keyId'] as bigint;
+  const memory = `${endpoint}:${keyId}`;
+  const checked = checkRequest(raw, endpoint, 128, lastElements.get(memory));
   if (checked === null) ctx.throw(400);
+  const copy = (range: { start: number; end: number } | undefined) => range && { bytes: Buffer.from(raw.subarray(range.start, range.end)) };
+  lastElements.set(memory, [{ system: copy(checked.elements.system), messages: checked.elements.messages.map((m) => ({ bytes: Buffer.from(raw.subarray(m.start, m.end)) })), tools: copy(checked.scan.fields.get('tools')) }]);
   ctx.state['raw'] = raw;
   ctx.state['model'] = checked.head['model'];
   // A size-based input estimate (an upper bound: a token is at least a byte) and the output bound.
