@@ -27,6 +27,43 @@ describe('group commit (issue #6)', () => {
     expect(db.prepare('SELECT n FROM t ORDER BY rowid').all()).to.deep.equal([{ n: 1 }, { n: 3 }]);
   });
 
+  it('runs a batch bare when no write throws, and again with savepoints when one does, with the same outcome (issue #17)', async () => {
+    const db = openDatabase(':memory:');
+    db.exec('CREATE TABLE t (n INTEGER)');
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const calls = { bare: 0, savepoint: 0 };
+    // A write that changes the table and then may throw, as a hold's UPDATE then INSERT may.
+    const body = (n: number, fail: boolean) => (): number => {
+      insert.run(n);
+      insert.run(n * 10);
+      if (fail) throw new Error(`write ${n} refused`);
+      return n;
+    };
+    const submit = (group: GroupCommit, n: number, fail = false) => {
+      const run = body(n, fail);
+      const inSavepoint = db.transaction(run);
+      return group.submit(
+        () => {
+          calls.savepoint++;
+          return inSavepoint();
+        },
+        () => {
+          calls.bare++;
+          return run();
+        },
+      );
+    };
+    const group = new GroupCommit(db);
+    expect(await Promise.all([1, 2].map((n) => submit(group, n)))).to.deep.equal([1, 2]);
+    expect(calls).to.deep.equal({ bare: 2, savepoint: 0 });
+    const results = await Promise.allSettled([3, 4, 5].map((n) => submit(group, n, n === 4)));
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).to.equal('write 4 refused');
+    // The bare run got as far as write 4, then the batch ran again, each write in its savepoint.
+    expect(calls).to.deep.equal({ bare: 4, savepoint: 3 });
+    expect(db.prepare('SELECT n FROM t ORDER BY rowid').all().map((r) => (r as { n: number }).n)).to.deep.equal([1, 10, 2, 20, 3, 30, 5, 50]);
+  });
+
   it('answers nobody until the commit, and fails the whole batch when the commit cannot happen', async () => {
     const where = file();
     const db = openDatabase(where);

@@ -164,11 +164,11 @@ export class SqliteStore implements Store {
   }
 
   async reserve(hold: HoldSpec): Promise<ReserveResult> {
-    return this.#writes.submit(() => this.#reserveTx(hold));
+    return this.#writes.submit(() => this.#reserveTx(hold), () => this.#reserve(hold));
   }
 
   async settle(entry: LedgerEntry): Promise<SettleResult> {
-    return this.#writes.submit(() => this.#settleTx(entry));
+    return this.#writes.submit(() => this.#settleTx(entry), () => this.#settle(entry));
   }
 
   #reserve(hold: HoldSpec): ReserveResult {
