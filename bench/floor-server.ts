@@ -125,10 +125,22 @@ const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Pr
   // (as Junction's check does with its estimate's memory).
   const keyId = ctx.state['keyId'] as bigint;
   const memory = `${endpoint}:${keyId}`;
-  const checked = checkRequest(raw, endpoint, 128, lastElements.get(memory));
+  const last = lastElements.get(memory);
+  const checked = checkRequest(raw, endpoint, 128, last);
   if (checked === null) ctx.throw(400);
-  const copy = (range: { start: number; end: number } | undefined) => range && { bytes: Buffer.from(raw.subarray(range.start, range.end)) };
-  lastElements.set(memory, [{ system: copy(checked.elements.system), messages: checked.elements.messages.map((m) => ({ bytes: Buffer.from(raw.subarray(m.start, m.end)) })), tools: copy(checked.scan.fields.get('tools')) }]);
+  // Copied only when new: an element found again keeps the copy already held.
+  const keep = (range: { start: number; end: number } | undefined, before: { bytes: Buffer } | undefined) => {
+    if (range === undefined) return undefined;
+    const length = range.end - range.start;
+    if (before !== undefined && before.bytes.length === length && raw.compare(before.bytes, 0, length, range.start, range.end) === 0) return before;
+    return { bytes: Buffer.from(raw.subarray(range.start, range.end)) };
+  };
+  const previous = last?.[0];
+  lastElements.set(memory, [{
+    system: keep(checked.elements.system, previous?.system),
+    messages: checked.elements.messages.map((m, i) => keep(m, previous?.messages[i]) as { bytes: Buffer }),
+    tools: keep(checked.scan.fields.get('tools'), previous?.tools),
+  }]);
   ctx.state['raw'] = raw;
   ctx.state['model'] = checked.head['model'];
   // A size-based input estimate (an upper bound: a token is at least a byte) and the output bound.
