@@ -4,8 +4,10 @@ import type { ValueRange } from './json-scan.ts';
  * A JSON validator over bytes, for the request checks that stand in for `JSON.parse` and zod on the
  * model endpoints (request-check.ts; issue #17). It accepts exactly RFC 8259 JSON, as `JSON.parse`
  * does, builds nothing, and lets a caller look at chosen values as it passes them. Strings, which
- * are most of a request's bytes, are crossed with Buffer#indexOf (memchr): their escapes are found
- * the same way, and control characters by one regular-expression pass over the whole body.
+ * are most of a request's bytes, are crossed with String#indexOf on the body read as latin1: their
+ * escapes are found the same way, and control characters by sticky regular-expression runs over
+ * the parts walked (#clean). A value the same key sent before at the same place is stepped over
+ * (skipKnown).
  *
  * Anything the walker cannot vouch for ends the walk with NOT_CHECKED; the caller then parses
  * the body as before, and JSON.parse and zod give their exact answer. So the walker may refuse

@@ -133,7 +133,7 @@ export class GatewayMetrics implements UsageSink {
       const counts = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, usage.reasoning];
       for (let i = 0; i < TOKEN_KINDS.length; i++) {
         const count = counts[i] as number;
-        if (count <= 0) continue;
+        if (!(count > 0)) continue;
         const tokenKind = TOKEN_KINDS[i] as string;
         const cell = (cells.tokens[i] ??= this.#tokens.cell(`${model}\u0000${provider}\u0000${tokenKind}`, () => ({ model, provider, kind: tokenKind })));
         cell.value += count;

@@ -109,7 +109,9 @@ export class SeriesHistogram extends Series<HistogramCell> {
     cell.count = 0;
   }
 
+  /** A value that is not a finite number is not counted (prom-client threw). */
   observe(cell: HistogramCell, value: number): void {
+    if (!Number.isFinite(value)) return;
     const bounds = this.#bounds;
     let i = 0;
     while (i < bounds.length && value > (bounds[i] as number)) i++;

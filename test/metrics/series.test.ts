@@ -78,6 +78,9 @@ describe('request series (cells resolved once)', () => {
     registry.resetMetrics();
     cell.value += 2;
     histogram.observe(timed, 0.01);
+    // Not a finite number: not counted (prom-client threw).
+    histogram.observe(timed, Number.NaN);
+    histogram.observe(timed, Number.POSITIVE_INFINITY);
     const text = await registry.metrics();
     expect(text).to.include('c_total{endpoint="a"} 2\n');
     expect(text).to.include('h_seconds_count{endpoint="a"} 1\n').and.include('h_seconds_bucket{le="0.01",endpoint="a"} 1\n').and.include('h_seconds_bucket{le="0.005",endpoint="a"} 0\n');

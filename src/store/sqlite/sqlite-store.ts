@@ -38,6 +38,7 @@ export class SqliteStore implements Store {
   readonly #statements = new Map<string, Database.Statement>();
   readonly #reserveTx: Database.Transaction<(hold: HoldSpec) => ReserveResult>;
   readonly #settleTx: Database.Transaction<(entry: LedgerEntry) => SettleResult>;
+  readonly #saveResponseAlone: Database.Transaction<(record: ResponseRecord, itemIds: readonly string[]) => void>;
   /** Holds and settlements share a commit per event-loop turn (group-commit.ts). */
   readonly #writes: GroupCommit;
 
@@ -52,6 +53,7 @@ export class SqliteStore implements Store {
     this.#db.pragma('foreign_keys = ON');
     this.#reserveTx = this.#db.transaction((hold: HoldSpec) => this.#reserve(hold));
     this.#settleTx = this.#db.transaction((entry: LedgerEntry) => this.#settle(entry));
+    this.#saveResponseAlone = this.#db.transaction((record: ResponseRecord, itemIds: readonly string[]) => this.#saveResponseTx(record, itemIds));
     this.#writes = new GroupCommit(this.#db);
   }
 
@@ -226,7 +228,9 @@ export class SqliteStore implements Store {
 
   async saveResponse(record: ResponseRecord, itemIds: readonly string[]): Promise<void> {
     // In the turn's shared commit, as holds and settlements are: one per request on Responses (issue #14).
-    await this.#writes.submit(() => this.#saveResponseTx(record, itemIds));
+    // In its own savepoint when the batch runs again after a failure, as a hold is: a failed item
+    // INSERT must not leave the response row behind.
+    await this.#writes.submit(() => this.#saveResponseAlone(record, itemIds), () => this.#saveResponseTx(record, itemIds));
   }
 
   #saveResponseTx(record: ResponseRecord, itemIds: readonly string[]): void {
