@@ -34,11 +34,14 @@ export interface KnownRequest {
   readonly tools: { readonly bytes: Buffer } | undefined;
 }
 
-/** Whether the value at the walk is one of `known`'s elements at `pick`'s place, stepped over if so. */
-export function skipKnown(walk: JsonWalk, known: readonly KnownRequest[] | undefined, pick: (seen: KnownRequest) => { readonly bytes: Buffer } | undefined): boolean {
+/** Where an element sits in a request: its `system`, its `tools`, or the message at an index. */
+export type Place = 'system' | 'tools' | number;
+
+/** Whether the value at the walk is one of `known`'s elements at `place`, stepped over if so. */
+export function skipKnown(walk: JsonWalk, known: readonly KnownRequest[] | undefined, place: Place): boolean {
   if (known === undefined) return false;
   for (const seen of known) {
-    const element = pick(seen);
+    const element = place === 'system' ? seen.system : place === 'tools' ? seen.tools : seen.messages[place];
     if (element !== undefined && walk.skipKnown(element.bytes)) return true;
   }
   return false;

@@ -77,17 +77,20 @@ const READERS: Record<CheckedFormat, { readonly system: Read; readonly message: 
   responses: { system: readInstructions, message: readInput },
 };
 
+/** Where a format's and a key's requests are kept in `scopes`. */
+const scopeKey = (format: CheckedFormat, scope: string): string => `${format}\u0000${scope}`;
+
 /**
  * The key's last requests in this format, newest first, as the byte-level checks may step over
  * their elements (http/request-check.ts); undefined when there are none. Read only: the requests
  * are remembered, in least recently used order, when their estimate is made (checkedRequestText).
  */
 export function recentElements(format: CheckedFormat, scope: string): readonly KnownRequest[] | undefined {
-  return scopes.get(`${format}\u0000${scope}`);
+  return scopes.get(scopeKey(format, scope));
 }
 
 export function checkedRequestText(format: CheckedFormat, raw: Buffer, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
-  const scoped = `${format}\u0000${scope}`;
+  const scoped = scopeKey(format, scope);
   const recent = scopes.get(scoped) ?? [];
   scopes.delete(scoped);
   const read = READERS[format];

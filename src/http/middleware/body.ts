@@ -35,6 +35,8 @@ const KNOWN_FORMAT: Record<CheckedEndpoint, CheckedFormat | undefined> = {
  * body blocks the event loop for seconds in JSON.parse: engineering-notes.md).
  */
 export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware {
+  const check = options.check;
+  const knownFormat = check === undefined ? undefined : KNOWN_FORMAT[check];
   return async (ctx, next) => {
     const encoding = ctx.get('content-encoding').trim().toLowerCase();
     const decoder = bodyDecoder(encoding);
@@ -43,11 +45,10 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
     const raw = await readBody(ctx.req, decoder, encoding, options.limitBytes);
-    const check = options.check;
     // Elements this key sent before are not checked again where they come back byte for byte (an
     // agent's system prompt, tools and history, each turn). Kept per key: shared, a request's
     // speed would tell one key what another sent.
-    const known = check === undefined ? undefined : KNOWN_FORMAT[check] && recentElements(KNOWN_FORMAT[check], String(ctx.state.key?.id ?? ''));
+    const known = knownFormat && recentElements(knownFormat, String(ctx.state.key?.id ?? ''));
     const checked = check === undefined ? null : checkRequest(raw, check, options.maxDepth, known);
     if (checked !== null) {
       ctx.state.raw = raw;

@@ -86,16 +86,14 @@ export class GroupCommit {
       return;
     } catch (err) {
       if (!(err instanceof WriteFailed)) {
-        // The commit itself failed (busy past busy_timeout, disk full): nothing in the batch happened.
-        for (const write of batch) write.reject(err);
+        failed(batch, err);
         return;
       }
     }
     try {
       outcomes = this.#commit.immediate(batch);
     } catch (err) {
-      // The commit itself failed (busy past busy_timeout, disk full): nothing in the batch happened.
-      for (const write of batch) write.reject(err);
+      failed(batch, err);
       return;
     }
     batch.forEach((write, i) => {
@@ -104,4 +102,9 @@ export class GroupCommit {
       else write.reject(outcome.value);
     });
   }
+}
+
+/** The commit itself failed (busy past busy_timeout, disk full): nothing in the batch happened. */
+function failed(batch: readonly Pending[], err: unknown): void {
+  for (const write of batch) write.reject(err);
 }
