@@ -16,7 +16,7 @@ import type { GatewayState } from './state.ts';
  * Which text of each endpoint's body is its input: a form's `prompt` (an edit's instructions, a
  * transcription's context) is counted as an image prompt is, when it came before routing.
  */
-const COUNTED_AS = {
+export const COUNTED_AS = {
   messages: 'messages',
   count_tokens: 'messages',
   chat_completions: 'chat',

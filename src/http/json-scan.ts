@@ -14,6 +14,12 @@ export interface ValueRange {
   readonly end: number;
 }
 
+/** A value found in a body: where its bytes are, and what they parse to. */
+export interface FoundValue {
+  readonly range: ValueRange;
+  readonly value: unknown;
+}
+
 export interface JsonScan {
   /** True when nesting exceeded the limit; the other fields are then meaningless. */
   readonly tooDeep: boolean;
@@ -128,7 +134,7 @@ function closingQuote(buf: Buffer, from: number): number {
  * with escapes), the value does not parse, or the answer nests deeper than `maxDepth`. The usage
  * tap and `usage.cost` read whole answers this way rather than parsing them whole (issue #17).
  */
-export function usageValueOf(body: Buffer, maxDepth: number): { range: ValueRange; value: unknown; closed: boolean } | undefined {
+export function usageValueOf(body: Buffer, maxDepth: number): (FoundValue & { closed: boolean }) | undefined {
   const scan = scanJson(body, maxDepth, USAGE_KEY);
   const range = scan.fields.get('usage');
   if (scan.tooDeep || range === undefined) return undefined;

@@ -1,4 +1,4 @@
-import { usageValueOf, type ValueRange } from '../http/json-scan.ts';
+import { usageValueOf, type FoundValue } from '../http/json-scan.ts';
 
 /**
  * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
@@ -80,7 +80,7 @@ export class ChatStreamRewriter {
  * parsed and rewritten (issue #17: the whole answer was parsed twice more here, once to read it and
  * once to check the splice). `found`: the usage the usage tap already found in these bytes.
  */
-export function addCostToBody(body: Buffer, addCost: AddCost, found: { range: ValueRange; value: unknown } | undefined = usageValueOf(body, 128)): Buffer {
+export function addCostToBody(body: Buffer, addCost: AddCost, found: FoundValue | undefined = usageValueOf(body, 128)): Buffer {
   if (found === undefined) return body;
   const { range, value: usage } = found;
   if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return body;

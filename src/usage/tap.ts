@@ -1,5 +1,5 @@
 import type { Endpoint, TextFormat, TokenUsage } from '../formats/wire.ts';
-import { usageValueOf, type ValueRange } from '../http/json-scan.ts';
+import { usageValueOf, type FoundValue } from '../http/json-scan.ts';
 import { Needle } from '../util/text-search.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
@@ -46,7 +46,7 @@ export interface UsageTap {
 /** A whole answer, and its top-level `usage` value with that value's byte range. */
 export interface UsageInAnswer {
   readonly bytes: Buffer;
-  readonly usage: { readonly range: ValueRange; readonly value: unknown };
+  readonly usage: FoundValue;
 }
 
 const USAGE = Buffer.from('"usage"');

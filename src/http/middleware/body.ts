@@ -7,6 +7,7 @@ import { jsonText } from '../json-text.ts';
 import { checkRequest, type CheckedEndpoint } from '../request-check.ts';
 import type { GatewayMiddleware } from '../state.ts';
 import { recentElements, type CheckedFormat } from '../../usage/checked-text.ts';
+import { COUNTED_AS } from '../input-tokens.ts';
 
 export interface BodyReaderOptions {
   readonly limitBytes: number;
@@ -19,14 +20,15 @@ export interface BodyReaderOptions {
   readonly check?: CheckedEndpoint;
 }
 
-/** The estimate's memory of each checked endpoint's elements (usage/checked-text.ts); Responses bodies are read whole. */
-const KNOWN_FORMAT: Record<CheckedEndpoint, CheckedFormat | undefined> = {
-  messages: 'messages',
-  count_tokens: 'messages',
-  chat_completions: 'chat',
-  responses: undefined,
-  responses_input_tokens: undefined,
-};
+/**
+ * Where the estimate remembers an endpoint's elements (usage/checked-text.ts): the format it reads
+ * them by (input-tokens.ts), so the check steps over only what was read under the same rules.
+ * None for Responses, whose check walks its input whole (responses-check.ts).
+ */
+function knownFormatOf(check: CheckedEndpoint): CheckedFormat | undefined {
+  const format = COUNTED_AS[check];
+  return format === 'responses' ? undefined : format;
+}
 
 /**
  * Reads the JSON body once into a Buffer (kept byte-exact for passthrough), checks size and
@@ -36,7 +38,7 @@ const KNOWN_FORMAT: Record<CheckedEndpoint, CheckedFormat | undefined> = {
  */
 export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware {
   const check = options.check;
-  const knownFormat = check === undefined ? undefined : KNOWN_FORMAT[check];
+  const knownFormat = check === undefined ? undefined : knownFormatOf(check);
   return async (ctx, next) => {
     const encoding = ctx.get('content-encoding').trim().toLowerCase();
     const decoder = bodyDecoder(encoding);
