@@ -62,6 +62,10 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   };
 
   const tap = status < 300 ? usageTapFor(endpoint, contentType) : null;
+  // Frames a 2xx stream by events, and counts its content events for the estimate below.
+  const guard = isSse && status < 300 ? (primed?.guard ?? new SseGuard(FORMAT_OF[endpoint], terminatorOf(endpoint, headOf(state)))) : undefined;
+  /** What a cut answer is charged for as output: the tap's own estimate, else the stream's content events. */
+  const outputEstimate = (): number => tap?.outputEstimate() ?? guard?.contentEvents ?? 0;
   let usageRead = false;
   const readUsage = (): void => {
     if (usageRead) return;
@@ -70,12 +74,12 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish();
     if (usage === undefined && tap && state.route && state.reservation?.audioMs !== undefined) {
       // A transcript in a format without usage: charged by the upload's own length (issue #13).
-      const fallback = transcriptionFallback(state.route, state.upload, state.reservation.audioMs, tap.outputEstimate());
+      const fallback = transcriptionFallback(state.route, state.upload, state.reservation.audioMs, outputEstimate());
       usage = fallback.usage;
       if (!fallback.exact) state.outcome.estimated = true;
     }
     if (usage) state.outcome.usage = usage;
-    if (tap) state.outcome.outputEstimate = tap.outputEstimate();
+    if (tap) state.outcome.outputEstimate = outputEstimate();
     const responseId = tap?.responseId?.();
     if (responseId !== undefined) state.outcome.responseId = responseId;
     const items = tap?.itemIds?.();
@@ -122,11 +126,11 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   const headers = filterResponseHeaders(proxyRes.headers);
   if (endpoint === 'audio_speech' && status < 300) headers['x-junction-cost-usd'] = speechCostHeader(ctx);
   const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
-  if (isSse && status < 300) {
+  if (guard !== undefined) {
     const rewriter = chat && (state.usageForced === true || asksForUsage(headOf(state)))
       ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
       : null;
-    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard: new SseGuard(FORMAT_OF[endpoint], terminatorOf(endpoint, headOf(state))) }, rewriter, fail, provider);
+    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard }, rewriter, fail, provider);
   } else if (chat && !isSse) {
     relayWithCost(proxyRes, res, status, headers, costAdder(state), tap);
   } else {

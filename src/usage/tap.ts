@@ -19,7 +19,7 @@ import {
  * Reads token usage from a response as its bytes pass to the client, without changing them.
  *
  * SSE: only `data:` lines that contain the bytes `"usage"` are parsed; everything else is skipped
- * with Buffer#indexOf. In event payloads a literal `"usage"` inside text is JSON-escaped
+ * with String#indexOf. In event payloads a literal `"usage"` inside text is JSON-escaped
  * (`\"usage\"`), so only real keys match. JSON: the body is kept (up to a cap) and parsed once.
  */
 export interface UsageTap {
@@ -27,11 +27,11 @@ export interface UsageTap {
   /** The usage seen, or undefined when the response carried none. */
   finish(): TokenUsage | undefined;
   /**
-   * Output tokens estimated from the content events that passed, one per delta event: what a
-   * stream cut before its usage is charged for (issue #4). Events carry one or a few tokens, so
-   * this leans low.
+   * Output tokens estimated from what passed: what an answer cut before its usage is charged for
+   * (issue #4). Undefined from the event-stream taps: the relay's stream guard counts content
+   * events as it frames them (proxy/sse-guard.ts contentEvents), which costs nothing extra there.
    */
-  outputEstimate(): number;
+  outputEstimate(): number | undefined;
   /** A Responses answer's `id` (issue #14): where the upstream keeps it, remembered for continuations. */
   responseId?(): string | undefined;
   /** The ids of a Responses answer's output items, which later input may name by `item_reference`. */
@@ -53,11 +53,6 @@ const USAGE = Buffer.from('"usage"');
 const USAGE_TEXT = new Needle('"usage"');
 /** Answers nest far less; deeper ones are parsed whole, as before. */
 const MAX_ANSWER_DEPTH = 128;
-const DELTA_TYPE = Buffer.from('_delta"');
-const CHAT_DELTA = Buffer.from('"delta"');
-const TRANSCRIPT_DELTA = Buffer.from('"transcript.text.delta"');
-/** `response.output_text.delta`, `response.function_call_arguments.delta`…: one per content event. */
-const RESPONSES_DELTA = Buffer.from('.delta"');
 const DATA = Buffer.from('data:');
 /** A JSON body or a single SSE line larger than this is not inspected (images, not usage). */
 const MAX_BUFFERED = 8 * 1024 * 1024;
@@ -83,7 +78,7 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
     case 'audio_translations':
       // `text`, `srt` and `vtt` answers carry no usage: they fail to parse, and the settlement
       // falls back to the upload's own length (usage/transcription.ts).
-      return isSse ? new SseUsageTap(applyTranscriptionEvent, TRANSCRIPT_DELTA) : new JsonUsageTap(applyTranscriptionBody);
+      return isSse ? new SseUsageTap(applyTranscriptionEvent) : new JsonUsageTap(applyTranscriptionBody);
     case 'embeddings':
       return embeddingsUsageTap();
     case 'messages':
@@ -95,9 +90,7 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
 
 export function createUsageTap(format: TextFormat, contentType: string | undefined): UsageTap {
   const apply = format === 'messages' ? applyMessagesEvent : applyChatChunk;
-  // Messages content deltas are text_delta, thinking_delta, input_json_delta…; every Chat chunk has "delta".
-  const marker = format === 'messages' ? DELTA_TYPE : CHAT_DELTA;
-  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply, marker) : new JsonUsageTap(format === 'messages' ? messagesBody : chatBody, true);
+  return contentType?.startsWith('text/event-stream') ? new SseUsageTap(apply) : new JsonUsageTap(format === 'messages' ? messagesBody : chatBody, true);
 }
 
 type Apply = (usage: TokenUsage, event: Record<string, unknown>) => boolean;
@@ -126,7 +119,7 @@ class ResponsesTap implements UsageTap {
       ? new SseUsageTap((usage, event) => {
           this.#see(event['response']);
           return applyResponsesEvent(usage, event);
-        }, RESPONSES_DELTA, true)
+        }, true)
       : new JsonUsageTap((usage, body) => {
           this.#see(body);
           return applyResponsesUsage(usage, body['usage']);
@@ -142,7 +135,7 @@ class ResponsesTap implements UsageTap {
     return this.#inner.finish();
   }
 
-  outputEstimate(): number {
+  outputEstimate(): number | undefined {
     return this.#inner.outputEstimate();
   }
 
@@ -172,31 +165,26 @@ const chatBody: Apply = (usage, body) => {
 
 class SseUsageTap implements UsageTap {
   readonly #apply: Apply;
-  readonly #marker: Needle;
   /** Parse only lines whose usage is an object, not `null` (Responses; see responsesTap). */
   readonly #objectUsage: boolean;
   readonly #usage = emptyUsage();
   #seen = false;
-  #deltas = 0;
   /** The unfinished last line of the previous chunk. */
   #carry: Buffer | null = null;
 
-  constructor(apply: Apply, marker: Buffer, objectUsage = false) {
+  constructor(apply: Apply, objectUsage = false) {
     this.#apply = apply;
-    this.#marker = new Needle(marker.toString('latin1'));
     this.#objectUsage = objectUsage;
   }
 
-  outputEstimate(): number {
-    return this.#deltas;
+  outputEstimate(): undefined {
+    return undefined;
   }
 
   push(chunk: Buffer): void {
     // Searched as latin1 text (one character per byte, so offsets are byte offsets): String#indexOf
-    // runs in V8, where Buffer#indexOf with a needle is a call into C++ per match, one per delta
-    // event here (issue #17: 20 → 7 µs for a 64-event Messages stream, alone; see Needle).
+    // runs in V8, where Buffer#indexOf with a needle is a call into C++ per match (issue #17; see Needle).
     const text = chunk.toString('latin1');
-    this.#deltas += this.#marker.count(text);
     let start = 0;
     if (this.#carry !== null) {
       const newline = text.indexOf('\n');

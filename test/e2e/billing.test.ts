@@ -193,6 +193,27 @@ describe(`billing (${ledger.name} ledger): charges, holds and the ledger`, () =>
     expect(row['charged_usd']).to.be.greaterThan(0.001332);
   });
 
+  it('charges a native stream the upstream cut one output token per content event that passed, each counted once', async () => {
+    // 14 events: message_start (output_tokens 5) … 7 content_block_delta events, and no message_delta.
+    // Each delta event says `content_block_delta` and `thinking_delta` or `text_delta`: counting
+    // the bytes `_delta"` charged them twice (issue #17's read-through).
+    env.upstream.script(() => ({ sse: FIXTURES.anthropicToolSse(), resetAfterEvents: 14 }));
+    const messages = await call(`${env.gw.url}/v1/messages`, { headers: MESSAGES_HEADERS, body: { model: 'claude-sonnet-4-6', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] } });
+    expect(messages.text.match(/^event: content_block_delta$/gm)).to.have.length(7);
+    expect(messages.text).to.include('event: error');
+    // 4 of the Chat stream's 6 chunks, none with usage.
+    env.upstream.script(() => ({ sse: FIXTURES.openaiToolSse(), resetAfterEvents: 4 }));
+    const chat = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'x' }] } });
+    expect(chat.text).to.include('"error"');
+    expect(await env.gw.gateway.settled(10_000)).to.equal(true);
+    const cut = await generation(messages.headers.get('x-request-id'));
+    expect(cut).to.deep.include({ estimated: true, outcome: 'GW_ERR_UPSTREAM_INTERRUPTED', route: 'native' });
+    expect(cut['tokens']).to.deep.include({ input: 424, cache_read: 200, output: 7 });
+    const chatCut = await generation(chat.headers.get('x-request-id'));
+    expect(chatCut).to.deep.include({ estimated: true, outcome: 'GW_ERR_UPSTREAM_INTERRUPTED', route: 'native' });
+    expect((chatCut['tokens'] as Json)['output']).to.equal(4);
+  });
+
   it('charges nothing when the upstream fails before any output, and releases the hold', async () => {
     env.upstream.script(() => ({ status: 500, body: { type: 'error', error: { type: 'api_error', message: 'boom' } } }));
     const before = await balance();

@@ -96,6 +96,56 @@ describe('native SSE guard', () => {
   });
 });
 
+describe('SseGuard content events (the estimate for a cut stream, issue #4)', () => {
+  /** What one SSE reader would call content events, counted from the parsed events. */
+  const contentEventsIn = (format: 'messages' | 'chat' | 'responses', text: string): number =>
+    text.split(/\r?\n\r?\n/).filter((event) => {
+      const name = /^event: ?(.*)$/m.exec(event)?.[1];
+      const data = /^data: ?(.*)$/m.exec(event)?.[1];
+      if (format === 'messages') return name === 'content_block_delta';
+      if (format === 'responses') return name?.endsWith('.delta') === true;
+      return data !== undefined && data !== '[DONE]' && !data.startsWith('{"error"');
+    }).length;
+
+  it('counts one per content event, each once, however the stream is split', () => {
+    const cases = [
+      ['messages', fixture('anthropic/thinking-tool.sse'), 7],
+      ['messages', fixture('anthropic/text.sse'), undefined],
+      ['chat', fixture('openai/tool-call.sse'), 6],
+      ['chat', fixture('openai/openrouter-reasoning.sse'), undefined],
+      ['responses', fixture('openai/responses.sse'), 6],
+    ] as const;
+    for (const [format, bytes, expected] of cases) {
+      const whole = contentEventsIn(format, bytes.toString());
+      if (expected !== undefined) expect(whole).to.equal(expected);
+      expect(whole).to.be.greaterThan(0);
+      fc.assert(
+        fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+          const guard = new SseGuard(format);
+          for (const chunk of splits(bytes, cuts)) guard.push(chunk);
+          expect(guard.contentEvents).to.equal(whole);
+        }),
+        { numRuns: 100 },
+      );
+    }
+  });
+
+  it('counts only whole events passed: not a half event, nor a malformed one or what follows it', () => {
+    const delta = (text: string) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${text}"}}\n\n`;
+    const half = new SseGuard('messages');
+    half.push(Buffer.from(delta('a') + delta('b').slice(0, 40)));
+    expect(half.contentEvents).to.equal(1);
+    const broken = new SseGuard('messages');
+    broken.push(Buffer.from(delta('a') + delta('b').replace('"}}', '') + delta('c')));
+    expect(broken.malformed).to.equal(true);
+    expect(broken.contentEvents).to.equal(1);
+    // Text that says content_block_delta is no event line.
+    const quoted = new SseGuard('messages');
+    quoted.push(Buffer.from('event: content_block_start\ndata: {"type":"content_block_start","text":"event: content_block_delta"}\n\n'));
+    expect(quoted.contentEvents).to.equal(0);
+  });
+});
+
 describe('SseGuard with an endpoint terminator (issue #13)', () => {
   const event = (type: string) => `event: ${type}\ndata: {"type":"${type}","b64_json":"AAAA"}\n\n`;
   const stream = Buffer.from(event('image_generation.partial_image') + event('image_generation.completed') + event('image_generation.completed'));
