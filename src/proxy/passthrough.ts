@@ -161,12 +161,14 @@ export class Passthrough {
           clientClosed = true;
           settle();
         });
+        interrupt = relayNative({ ctx, provider, proxyRes, timers, primed });
+        // Registered after the relay's own close handler (usage, interruption), so that one has
+        // run first. It was a setImmediate after it (issue #17): a turn of the event loop per
+        // request, with the settlement's group commit waiting a turn more behind it.
         proxyRes.once('close', () => {
           upstreamOpen = false;
-          // Deferred so the relay's own close handler (usage, interruption) has run first.
-          setImmediate(settle);
+          settle();
         });
-        interrupt = relayNative({ ctx, provider, proxyRes, timers, primed });
       };
 
       req[HOOKS] = {
