@@ -1,0 +1,47 @@
+// Issue #17, seventh session: Junction's 76 KB request on Node 24 doubles in CPU per request once
+// the process has idled, and stays doubled (bench/RESULTS.md). This reproduces it: cycles of the 76
+// KB Claude Code request, native then translated, 4 s each at concurrency 32, with idle gaps
+// between them like the ones the bench's other arms leave. It prints CPU per request per arm per
+// cycle. Without the gaps (IDLE=0) the step was not seen in 630 s.
+//
+//   node bench/idle-gc.mjs [cycles=8] [idleSeconds=30]
+//   GC_LOG=/tmp/gc.log  also run Junction with --trace-gc, its output to that file
+//
+// Run it on Node 24 with the addon built for that Node, as bench/node24.sh does. The step came in
+// the 4th to 7th cycle in the runs recorded.
+import { createWriteStream, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { pinned, startServer, throughput } from './load.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SIM = 'sim-c64-g0-l0';
+const [cycles = '8', idle = '30'] = process.argv.slice(2);
+if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
+const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
+const body = (prefix) => Buffer.from(JSON.stringify({ ...fixture, model: `${prefix}${SIM}`, stream: false }));
+const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-jct-bench-0123456789abcdef', 'anthropic-version': '2023-06-01' };
+const ARMS = [['native', body('a/')], ['translated', body('o/')]];
+
+const upstream = await startServer(0, process.execPath, [path.join(ROOT, 'bench/upstream.mjs')], { cwd: ROOT });
+const gcLog = process.env.GC_LOG;
+const junction = await startServer(1, process.execPath, [...(gcLog ? ['--trace-gc'] : []), '--import', './bin/register.mjs', 'bench/junction-server.ts', upstream.url, SIM], { cwd: ROOT });
+if (gcLog) {
+  const log = createWriteStream(gcLog);
+  junction.child.stdout.on('data', (d) => log.write(d));
+}
+try {
+  for (let cycle = 1; cycle <= Number(cycles); cycle++) {
+    const out = [];
+    for (const [arm, bytes] of ARMS) {
+      const { cpuUs } = await throughput(junction.url, '/v1/messages', HEADERS, bytes, 32, 4, junction.child.pid);
+      out.push(`${arm} ${Math.round(cpuUs)} µs`);
+      await new Promise((resolve) => setTimeout(resolve, Number(idle) * 1000));
+    }
+    console.log(`cycle ${cycle}: ${out.join(', ')}`);
+  }
+} finally {
+  junction.child.kill('SIGTERM');
+  upstream.child.kill('SIGTERM');
+}
