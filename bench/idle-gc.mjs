@@ -2,7 +2,7 @@
 // the process has idled, and stays doubled (bench/RESULTS.md). This reproduces it: cycles of the 76
 // KB Claude Code request, native then translated, 4 s each at concurrency 32, with idle gaps
 // between them like the ones the bench's other arms leave. It prints CPU per request per arm per
-// cycle. Without the gaps (IDLE=0) the step was not seen in 630 s.
+// cycle. Run back to back (idleSeconds 0), the step was not seen in 630 s.
 //
 //   node bench/idle-gc.mjs [cycles=8] [idleSeconds=30]
 //   GC_LOG=/tmp/gc.log  also run Junction with --trace-gc, its output to that file

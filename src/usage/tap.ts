@@ -28,8 +28,9 @@ export interface UsageTap {
   finish(): TokenUsage | undefined;
   /**
    * Output tokens estimated from what passed: what an answer cut before its usage is charged for
-   * (issue #4). Undefined from the event-stream taps: the relay's stream guard counts content
-   * events as it frames them (proxy/sse-guard.ts contentEvents), which costs nothing extra there.
+   * (issue #4). Undefined from the text event-stream taps (Messages, Chat, Responses,
+   * transcripts): there the relay's stream guard counts content events as it frames them
+   * (proxy/sse-guard.ts contentEvents), which costs nothing extra. An image stream's tap says 0.
    */
   outputEstimate(): number | undefined;
   /** A Responses answer's `id` (issue #14): where the upstream keeps it, remembered for continuations. */
