@@ -12,12 +12,13 @@ import { responsesBody } from './responses-check.ts';
  * the values JSON.parse would give. Anything else, a body the rules refuse included, is left to the
  * full parse and zod, so every 400 keeps its exact wording.
  *
- * Cost on Claude Code's 76 KB request, measured on a 2-core EPYC (best of 150 rounds): 83 µs, 23
- * of them the control-character pass, against 92 µs for JSON.parse alone, 20–100 µs for zod, and
+ * Cost on Claude Code's 76 KB request, measured on a 2-core EPYC (`bench/request-check.ts`, best
+ * of 300 rounds, 2026-11-25): 66 µs, against 92 µs for JSON.parse alone, 20–100 µs for zod, and
  * the garbage of a parsed tree kept for the life of the request. With a line break escaped in
- * place of every 14th word (489 escapes), 93 µs: each string's closing quote is searched for once.
- * The same request again from the same key, or its next turn with two messages more: 18–19 µs, its
- * system prompt, tools and earlier messages found again byte for byte and stepped over.
+ * place of every 14th word, 75–77 µs: each string's closing quote is searched for once. The same
+ * request again from the same key: 11–13 µs, its system prompt, tools and earlier messages found
+ * again byte for byte and stepped over; half of that is JsonWalk's latin1 copy of the body, which
+ * stays for now (bench/RESULTS.md, issue #17's eighth session).
  */
 export type CheckedEndpoint = 'messages' | 'count_tokens' | 'chat_completions' | 'responses' | 'responses_input_tokens';
 
