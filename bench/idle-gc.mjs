@@ -8,7 +8,9 @@
 //   GC_LOG=/tmp/gc.log  also run Junction with --trace-gc, its output to that file
 //
 // Run it on Node 24 with the addon built for that Node, as bench/node24.sh does. The step came in
-// the 4th to 7th cycle in the runs recorded.
+// the 4th to 7th cycle in the seventh session's runs, and in none of one 8-cycle run in the eighth's:
+// it is V8's external-memory trigger winning a race (bench/RESULTS.md, eighth session). To see what
+// starts each collection, run it with --trace-incremental-marking added beside --trace-gc.
 import { createWriteStream, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';

@@ -5,6 +5,7 @@
 // escaped in place of every 14th word, pretty-printed (line breaks between tokens), and again from
 // the same key (every element known and stepped over).
 import { readFileSync } from 'node:fs';
+import type { ValueRange } from '../src/http/json-scan.ts';
 import { checkRequest, type CheckedRequest, type KnownRequest } from '../src/http/request-check.ts';
 
 const fixture: unknown = JSON.parse(readFileSync(new URL('../test/fixtures/claude-code/claude-code-request.json', import.meta.url), 'utf8'));
@@ -19,10 +20,10 @@ function checked(raw: Buffer, known?: KnownRequest[]): CheckedRequest {
 }
 
 const first = checked(compact);
-const bytesOf = (range: { start: number; end: number } | undefined) => range && { bytes: compact.subarray(range.start, range.end) };
-const known: KnownRequest[] = [
-  { system: bytesOf(first.elements.system), tools: bytesOf(first.scan.fields.get('tools')), messages: first.elements.messages.map((m) => ({ bytes: compact.subarray(m.start, m.end) })) },
-];
+const bytesOf = (range: ValueRange) => ({ bytes: compact.subarray(range.start, range.end) });
+const { system } = first.elements;
+const tools = first.scan.fields.get('tools');
+const known: KnownRequest[] = [{ system: system && bytesOf(system), tools: tools && bytesOf(tools), messages: first.elements.messages.map(bytesOf) }];
 
 function time(name: string, check: () => unknown): void {
   const rounds: number[] = [];

@@ -16,7 +16,7 @@ import { responsesBody } from './responses-check.ts';
  * of 300 rounds, 2026-11-25): 66 µs, against 92 µs for JSON.parse alone, 20–100 µs for zod, and
  * the garbage of a parsed tree kept for the life of the request. With a line break escaped in
  * place of every 14th word, 75–77 µs: each string's closing quote is searched for once. The same
- * request again from the same key: 11–13 µs, its system prompt, tools and earlier messages found
+ * request again from the same key: 11–14 µs, its system prompt, tools and earlier messages found
  * again byte for byte and stepped over; half of that is JsonWalk's latin1 copy of the body, which
  * stays for now (bench/RESULTS.md, issue #17's eighth session).
  */
