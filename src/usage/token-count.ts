@@ -112,7 +112,14 @@ export function limitRemembered(chars: number): number {
   return previous;
 }
 
-const inlineCounter = (): Promise<CountTokens> => (inline ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => m.countTokens));
+/**
+ * A request's text is text, whatever it holds: `<|endoftext|>` in a prompt (a question about
+ * tokenizers, say) is counted as the characters it is, as the providers read it. gpt-tokenizer's
+ * default refuses such text with a throw, which failed the request with a 500.
+ */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+const inlineCounter = (): Promise<CountTokens> =>
+  (inline ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text, AS_TEXT)));
 
 async function countTexts(texts: readonly string[]): Promise<number[]> {
   const count = await inlineCounter();

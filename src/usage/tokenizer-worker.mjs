@@ -16,6 +16,8 @@ try {
   // not Linux, or not permitted: counting still works at normal priority
 }
 
+// Special-token text counted as text, as on the event loop (token-count.ts AS_TEXT).
+const AS_TEXT = { disallowedSpecial: new Set() };
 parentPort.on('message', ({ id, texts }) => {
-  parentPort.postMessage({ id, counts: texts.map((text) => countTokens(text)) });
+  parentPort.postMessage({ id, counts: texts.map((text) => countTokens(text, AS_TEXT)) });
 });

@@ -92,6 +92,15 @@ describe('translated routes through the official SDKs', () => {
       expect(res.headers.get('x-junction-estimate')).to.equal('true');
       expect(env.upstream.requests).to.have.length(0);
     });
+
+    it('serves a prompt that holds special-token text such as <|endoftext|>, counted as text (it was a 500)', async () => {
+      const prompt = 'What do <|endoftext|> and <|im_start|> mean to a tokenizer?';
+      const message = await sdk.anthropic.messages.create({ model: 'gpt-4o', max_tokens: 64, messages: [{ role: 'user', content: prompt }] });
+      expect(message.content).to.have.length.above(0);
+      expect((env.upstream.last().json() as { messages: Json[] }).messages).to.deep.equal([{ role: 'user', content: prompt }]);
+      const counted = await call(`${env.gw.url}/v1/messages/count_tokens`, { headers: MESSAGES_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: prompt }] } });
+      expect(counted.json()).to.deep.equal({ input_tokens: countTokens(prompt, { disallowedSpecial: new Set() }) });
+    });
   });
 
   describe('OpenAI SDK → Messages upstream', () => {

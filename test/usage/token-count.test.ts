@@ -68,6 +68,17 @@ describe('count_tokens by tokenizer', () => {
     expect(Math.abs(counted - onePass) / onePass).to.be.below(0.01);
   });
 
+  it('counts special-token text such as <|endoftext|> as the text it is, on the event loop and on the thread', async () => {
+    // gpt-tokenizer's default throws on it, which failed the request with a 500.
+    const special = 'What does <|endoftext|> do, and <|im_start|>? ';
+    const asText = countTokens(special, { disallowedSpecial: new Set() });
+    expect(asText).to.be.above(10); // the characters, not one special token each
+    expect(await countMessagesTokens({ messages: [{ role: 'user', content: special }] })).to.equal(asText);
+    await warmTokenizerThread();
+    const long = special.repeat(1000); // past the inline limit: counted on the thread
+    expect(await countMessagesTokens({ messages: [{ role: 'user', content: long }] })).to.equal(countTokens(long, { disallowedSpecial: new Set() }));
+  });
+
   it('counts tool schemas as the client sent them when that text is given, instead of re-serialising them', async () => {
     const tools = [{ name: 'look', description: 'Looks at the thing in question.', input_schema: { type: 'object' } }];
     const request = { messages: [{ role: 'user', content: 'hi' }], tools };
