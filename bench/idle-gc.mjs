@@ -6,6 +6,8 @@
 //
 //   node bench/idle-gc.mjs [cycles=8] [idleSeconds=30]
 //   GC_LOG=/tmp/gc.log  also run Junction with --trace-gc, its output to that file
+//   IDLE_SERVER=bench/floor-server.ts  run that server instead of Junction (native arm only)
+//   IDLE_NODE_ARGS="--flag …"  node arguments added before the server's
 //
 // Run it on Node 24 with the addon built for that Node, as bench/node24.sh does. The step came in
 // the 4th to 7th cycle in the seventh session's runs, and in none of one 8-cycle run in the eighth's:
@@ -24,21 +26,32 @@ if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
 const body = (prefix) => Buffer.from(JSON.stringify({ ...fixture, model: `${prefix}${SIM}`, stream: false }));
 const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-jct-bench-0123456789abcdef', 'anthropic-version': '2023-06-01' };
-const ARMS = [['native', body('a/')], ['translated', body('o/')]];
+const server = process.env.IDLE_SERVER ?? 'bench/junction-server.ts';
+const ARMS = server.includes('floor') ? [['native', body('a/')]] : [['native', body('a/')], ['translated', body('o/')]];
+const nodeArgs = (process.env.IDLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const upstream = await startServer(0, process.execPath, [path.join(ROOT, 'bench/upstream.mjs')], { cwd: ROOT });
 const gcLog = process.env.GC_LOG;
-const junction = await startServer(1, process.execPath, [...(gcLog ? ['--trace-gc'] : []), '--import', './bin/register.mjs', 'bench/junction-server.ts', upstream.url, SIM], { cwd: ROOT });
+const junction = await startServer(1, process.execPath, [...(gcLog ? ['--trace-gc'] : []), ...nodeArgs, '--import', './bin/register.mjs', server, upstream.url, SIM], { cwd: ROOT });
+// With the trace on, each arm's line also counts the collections that ran during its window.
+const seen = { markCompact: 0, scavenge: 0 };
 if (gcLog) {
   const log = createWriteStream(gcLog);
-  junction.child.stdout.on('data', (d) => log.write(d));
+  junction.child.stdout.on('data', (d) => {
+    log.write(d);
+    const text = String(d);
+    seen.markCompact += text.split('Mark-Compact').length - 1;
+    seen.scavenge += text.split('Scavenge').length - 1;
+  });
 }
 try {
   for (let cycle = 1; cycle <= Number(cycles); cycle++) {
     const out = [];
     for (const [arm, bytes] of ARMS) {
+      const before = { ...seen };
       const { cpuUs } = await throughput(junction.url, '/v1/messages', HEADERS, bytes, 32, 4, junction.child.pid);
-      out.push(`${arm} ${Math.round(cpuUs)} µs`);
+      const gcs = gcLog ? ` (${seen.markCompact - before.markCompact} MC, ${seen.scavenge - before.scavenge} scavenges)` : '';
+      out.push(`${arm} ${Math.round(cpuUs)} µs${gcs}`);
       await new Promise((resolve) => setTimeout(resolve, Number(idle) * 1000));
     }
     console.log(`cycle ${cycle}: ${out.join(', ')}`);
