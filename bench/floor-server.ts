@@ -20,6 +20,7 @@ import { createProxyServer } from 'http-proxy-3';
 import Koa, { type Context, type Next } from 'koa';
 import { checkRequest, type CheckedEndpoint, type KnownRequest } from '../src/http/request-check.ts';
 import { newRequestId } from '../src/util/request-id.ts';
+import { BodyBytes } from '../src/http/body-bytes.ts';
 import { BodySource } from '../src/proxy/upstream-body.ts';
 
 const upstream = process.argv[2] ?? '';
@@ -73,7 +74,7 @@ const submit = (run: () => boolean): Promise<boolean> =>
 interface FloorState {
   id: string;
   keyId: bigint;
-  raw: Buffer;
+  raw: BodyBytes;
   model: string;
   hold: bigint;
   startedAt: number;
@@ -115,12 +116,15 @@ const version = async (ctx: Context, next: Next): Promise<void> => {
 };
 const lastElements = new Map<string, KnownRequest[]>();
 const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Promise<void> => {
-  const raw = await new Promise<Buffer>((done, fail) => {
+  // The chunks as they came, never joined: checked through one synchronous view, sent as they are
+  // (src/http/body-bytes.ts, issue #17's ninth session).
+  const bytes = await new Promise<BodyBytes>((done, fail) => {
     const chunks: Buffer[] = [];
     ctx.req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    ctx.req.once('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    ctx.req.once('end', () => done(new BodyBytes(chunks)));
     ctx.req.once('error', fail);
   });
+  const raw = bytes.view();
   // The key's last accepted request's elements, stepped over where they come again byte for byte
   // (as Junction's check does with its estimate's memory).
   const keyId = ctx.state['keyId'] as bigint;
@@ -141,7 +145,7 @@ const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Pr
     messages: checked.elements.messages.map((m, i) => keep(m, previous?.messages[i]) as { bytes: Buffer }),
     tools: keep(checked.scan.fields.get('tools'), previous?.tools),
   }]);
-  ctx.state['raw'] = raw;
+  ctx.state['raw'] = bytes;
   ctx.state['model'] = checked.head['model'];
   // A size-based input estimate (an upper bound: a token is at least a byte) and the output bound.
   const maxTokens = typeof checked.head['max_tokens'] === 'number' ? checked.head['max_tokens'] : 4096;
@@ -207,8 +211,8 @@ const dispatch = (ctx: Context): Promise<void> => {
     proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => done());
   });
 };
-/** http-proxy-3's `buffer` option pipes a stream: one whole write of the body, as Junction's. */
-const bufferStream = (bytes: Buffer): BodySource => new BodySource(bytes);
+/** http-proxy-3's `buffer` option pipes a stream: the body's chunks written together, as Junction's. */
+const bufferStream = (bytes: BodyBytes): BodySource => new BodySource(bytes);
 
 const router = new Router();
 router.post('/v1/messages', auth, version, body('messages'), resolve, reserve, dispatch);

@@ -8,6 +8,7 @@
  * Strings are skipped with Buffer#indexOf (memchr), so the scan costs little next to the parse.
  * It does not validate JSON; JSON.parse does that afterwards.
  */
+import { BodyBytes } from './body-bytes.ts';
 
 export interface ValueRange {
   readonly start: number;
@@ -148,27 +149,32 @@ const USAGE_KEY: readonly Buffer[] = [Buffer.from('usage')];
 
 /**
  * Returns the body with top-level values replaced (or added before the final brace when absent),
- * touching no other byte. Falls back to re-serialising `whole()` only when the scan could not place
- * a value (a key written with escapes, say). `body` has at least the edited keys' values, as parsed.
+ * touching no other byte: the body's own chunks around the new values, nothing copied (issue #17).
+ * Falls back to re-serialising `whole()` only when the scan could not place a value (a key written
+ * with escapes, say). `body` has at least the edited keys' values, as parsed.
  */
-export function spliceFields(raw: Buffer, scan: JsonScan, body: Record<string, unknown>, edits: Record<string, unknown>, whole: () => Record<string, unknown> = () => body): Buffer {
+export function spliceFields(raw: BodyBytes, scan: JsonScan, body: Record<string, unknown>, edits: Record<string, unknown>, whole: () => Record<string, unknown> = () => body): BodyBytes {
   const cuts: { start: number; end: number; text: string }[] = [];
   for (const [name, value] of Object.entries(edits)) {
     const range = scan.fields.get(name);
     if (range && sameValue(raw, range, body[name])) cuts.push({ start: range.start, end: range.end, text: JSON.stringify(value) });
     else if (!range && !(name in body) && scan.end > 0) cuts.push({ start: scan.end, end: scan.end, text: `,${JSON.stringify(name)}:${JSON.stringify(value)}` });
-    else return Buffer.from(JSON.stringify({ ...whole(), ...edits }));
+    else return BodyBytes.of(Buffer.from(JSON.stringify({ ...whole(), ...edits })));
   }
-  // From the end backwards, so each cut leaves the offsets of the earlier ones valid.
-  cuts.sort((a, b) => b.start - a.start);
-  let out = raw;
-  for (const cut of cuts) out = Buffer.concat([out.subarray(0, cut.start), Buffer.from(cut.text), out.subarray(cut.end)]);
-  return out;
+  cuts.sort((a, b) => a.start - b.start);
+  const chunks: Buffer[] = [];
+  let at = 0;
+  for (const cut of cuts) {
+    chunks.push(...raw.slice(at, cut.start), Buffer.from(cut.text));
+    at = cut.end;
+  }
+  chunks.push(...raw.slice(at, raw.length));
+  return new BodyBytes(chunks.filter((chunk) => chunk.length > 0));
 }
 
-function sameValue(raw: Buffer, range: ValueRange, expected: unknown): boolean {
+function sameValue(raw: BodyBytes, range: ValueRange, expected: unknown): boolean {
   try {
-    return JSON.stringify(JSON.parse(raw.toString('utf8', range.start, range.end))) === JSON.stringify(expected);
+    return JSON.stringify(JSON.parse(raw.view(range.start, range.end).toString('utf8'))) === JSON.stringify(expected);
   } catch {
     return false;
   }

@@ -3,6 +3,7 @@ import type { ApiKey } from '../auth/key-store.ts';
 import type { Surface } from '../errors.ts';
 import type { CatalogueRoute } from '../catalogue/catalogue.ts';
 import type { CheckedElements } from '../usage/checked-text.ts';
+import type { BodyBytes } from './body-bytes.ts';
 import type { JsonScan } from './json-scan.ts';
 import { jsonText } from './json-text.ts';
 import type { Upload } from './multipart/upload.ts';
@@ -22,8 +23,8 @@ export class RequestState {
   /** The `traceparent` of the attempt being sent upstream, when traces are on. */
   traceparent?: string;
   key?: ApiKey;
-  /** The request body exactly as received. */
-  raw?: Buffer;
+  /** The request body exactly as received, in the chunks it came in (body-bytes.ts). */
+  raw?: BodyBytes;
   scan?: JsonScan;
   /** A multipart body (issue #13): read up to its routing fields; the rest is still to come. */
   upload?: Upload;
@@ -58,7 +59,7 @@ export class RequestState {
   readonly outcome: RequestOutcome = {};
   #body: Record<string, unknown> | undefined = undefined;
   /** A checked body's bytes, until it is first read. */
-  #unparsed: Buffer | undefined = undefined;
+  #unparsed: BodyBytes | undefined = undefined;
 
   constructor(
     readonly requestId: string,
@@ -76,7 +77,7 @@ export class RequestState {
   get body(): Record<string, unknown> | undefined {
     if (this.#unparsed !== undefined) {
       // The checks proved it valid JSON and an object, so this cannot throw.
-      this.#body = JSON.parse(jsonText(this.#unparsed)) as Record<string, unknown>;
+      this.#body = JSON.parse(jsonText(this.#unparsed.view())) as Record<string, unknown>;
       this.#unparsed = undefined;
     }
     return this.#body;
@@ -88,7 +89,7 @@ export class RequestState {
   }
 
   /** A body the byte-level checks accepted: `body` parses it on first read. */
-  parseWhenRead(raw: Buffer): void {
+  parseWhenRead(raw: BodyBytes): void {
     this.#unparsed = raw;
     this.#body = undefined;
   }

@@ -4,6 +4,7 @@ import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
 import { terminatorOf } from './sse-terminator.ts';
+import type { BodyBytes } from '../http/body-bytes.ts';
 import type { JsonScan } from '../http/json-scan.ts';
 import { formBody, jsonBody } from './upstream-body.ts';
 import { headOf, type GatewayContext } from '../http/state.ts';
@@ -85,7 +86,7 @@ export class Passthrough {
     if (!route || !body || (!upload && (!raw || !scan))) throw ERR.internal();
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
     state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
-    const outgoing = upload ? formBody(upload, route) : jsonBody(raw as Buffer, scan as JsonScan, state, route, state.usageForced);
+    const outgoing = upload ? formBody(upload, route) : jsonBody(raw as BodyBytes, scan as JsonScan, state, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     // The client's own headers: each attempt filters them afresh for its target.

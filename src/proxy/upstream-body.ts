@@ -1,4 +1,5 @@
 import { Stream, type Readable, type Writable } from 'node:stream';
+import type { BodyBytes } from '../http/body-bytes.ts';
 import type { Upload } from '../http/multipart/upload.ts';
 import type { JsonScan } from '../http/json-scan.ts';
 import { spliceFields } from '../http/json-scan.ts';
@@ -14,15 +15,21 @@ export interface UpstreamBody {
   readonly live: Readable | undefined;
 }
 
-/** A JSON body read whole, sent with one write. */
+/**
+ * A JSON body read whole, sent as the chunks it came in (body-bytes.ts): written together before
+ * the request has its socket, they leave in one writev.
+ */
 export class BodySource extends Stream {
-  readonly #body: Buffer;
-  constructor(body: Buffer) {
+  readonly #chunks: readonly Buffer[];
+  constructor(body: BodyBytes) {
     super();
-    this.#body = body;
+    this.#chunks = body.chunks;
   }
   override pipe<T extends NodeJS.WritableStream>(destination: T): T {
-    (destination as unknown as Writable).end(this.#body);
+    const out = destination as unknown as Writable;
+    const last = this.#chunks.length - 1;
+    for (let i = 0; i < last; i++) out.write(this.#chunks[i]);
+    out.end(this.#chunks[last]);
     return destination;
   }
 }
@@ -31,7 +38,7 @@ export class BodySource extends Stream {
  * The client's JSON bytes, with the only changes a native route makes: the upstream model name,
  * and `stream_options.include_usage` on a Chat stream the client did not ask usage for (issue #4).
  */
-export function jsonBody(raw: Buffer, scan: JsonScan, state: GatewayState, route: ResolvedRoute, forceUsage: boolean): UpstreamBody {
+export function jsonBody(raw: BodyBytes, scan: JsonScan, state: GatewayState, route: ResolvedRoute, forceUsage: boolean): UpstreamBody {
   const head = headOf(state) ?? {};
   const edits: Record<string, unknown> = {};
   if (route.upstreamModel !== route.model.id) edits['model'] = route.upstreamModel;

@@ -1,3 +1,4 @@
+import type { BodyBytes } from '../http/body-bytes.ts';
 import type { ValueRange } from '../http/json-scan.ts';
 import type { KnownRequest } from '../http/request-check-parts.ts';
 import { jsonText } from '../http/json-text.ts';
@@ -89,7 +90,7 @@ export function recentElements(format: CheckedFormat, scope: string): readonly K
   return scopes.get(scopeKey(format, scope));
 }
 
-export function checkedRequestText(format: CheckedFormat, raw: Buffer, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
+export function checkedRequestText(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
   const scoped = scopeKey(format, scope);
   const recent = scopes.get(scoped) ?? [];
   scopes.delete(scoped);
@@ -114,13 +115,12 @@ export function checkedRequestText(format: CheckedFormat, raw: Buffer, elements:
   return { parts, fixed };
 }
 
-function entryOf(raw: Buffer, range: ValueRange, recent: readonly Seen[], at: (seen: Seen) => Entry | undefined, read: Read): Entry {
-  const length = range.end - range.start;
+function entryOf(raw: BodyBytes, range: ValueRange, recent: readonly Seen[], at: (seen: Seen) => Entry | undefined, read: Read): Entry {
   for (const seen of recent) {
     const known = at(seen);
-    if (known !== undefined && known.bytes.length === length && raw.compare(known.bytes, 0, length, range.start, range.end) === 0) return known;
+    if (known !== undefined && raw.equals(range.start, range.end, known.bytes)) return known;
   }
-  const bytes = Buffer.from(raw.subarray(range.start, range.end));
+  const bytes = raw.copy(range.start, range.end);
   reads++;
   const text = read(bytes);
   return { bytes, parts: text.parts, fixed: text.fixed };

@@ -1,6 +1,10 @@
 import { expect } from 'chai';
+import { BodyBytes } from '../../src/http/body-bytes.ts';
 import { scanJson, spliceFields } from '../../src/http/json-scan.ts';
+import { chunked } from '../support/body-bytes.ts';
 import { seededRandom } from '../support/random.ts';
+
+const whole = (body: BodyBytes): string => Buffer.concat(body.chunks).toString();
 
 const scan = (text: string, depth = 64) => scanJson(Buffer.from(text), depth);
 const fieldText = (text: string, name = 'model') => {
@@ -42,8 +46,8 @@ describe('scanJson', () => {
 
   it('replaces only the model bytes', () => {
     const raw = Buffer.from('{ "model" :  "a" ,"messages":[],"z":"model"}');
-    const out = spliceFields(raw, scanJson(raw, 64), JSON.parse(raw.toString()) as Record<string, unknown>, { model: 'b/c "q"' });
-    expect(out.toString()).to.equal('{ "model" :  "b/c \\"q\\"" ,"messages":[],"z":"model"}');
+    const out = spliceFields(BodyBytes.of(raw), scanJson(raw, 64), JSON.parse(raw.toString()) as Record<string, unknown>, { model: 'b/c "q"' });
+    expect(whole(out)).to.equal('{ "model" :  "b/c \\"q\\"" ,"messages":[],"z":"model"}');
   });
 
   it('finds object and scalar values, and the closing brace', () => {
@@ -56,11 +60,30 @@ describe('scanJson', () => {
   it('replaces and adds several values at once, from the end backwards', () => {
     const raw = Buffer.from('{"model":"a","stream":true,"messages":[{"content":"x"}]}');
     const body = JSON.parse(raw.toString()) as Record<string, unknown>;
-    const out = spliceFields(raw, scanJson(raw, 64), body, { model: 'long-upstream-name', stream_options: { include_usage: true } });
-    expect(out.toString()).to.equal('{"model":"long-upstream-name","stream":true,"messages":[{"content":"x"}],"stream_options":{"include_usage":true}}');
+    const out = spliceFields(BodyBytes.of(raw), scanJson(raw, 64), body, { model: 'long-upstream-name', stream_options: { include_usage: true } });
+    expect(whole(out)).to.equal('{"model":"long-upstream-name","stream":true,"messages":[{"content":"x"}],"stream_options":{"include_usage":true}}');
     const withOptions = Buffer.from('{"stream_options":{"include_usage":false},"model":"a"}');
-    const edited = spliceFields(withOptions, scanJson(withOptions, 64), JSON.parse(withOptions.toString()) as Record<string, unknown>, { stream_options: { include_usage: true } });
-    expect(edited.toString()).to.equal('{"stream_options":{"include_usage":true},"model":"a"}');
+    const edited = spliceFields(BodyBytes.of(withOptions), scanJson(withOptions, 64), JSON.parse(withOptions.toString()) as Record<string, unknown>, { stream_options: { include_usage: true } });
+    expect(whole(edited)).to.equal('{"stream_options":{"include_usage":true},"model":"a"}');
+  });
+
+  it('splices a body that came in chunks as it would the same bytes in one, copying none of them (issue #17)', () => {
+    const random = seededRandom(17);
+    const text = JSON.stringify({ model: 'a', stream: true, messages: [{ role: 'user', content: 'x'.repeat(300) }], tools: [{ name: 'édit' }] });
+    const raw = Buffer.from(text);
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const edits = { model: 'claude-sonnet-4-5-20250929', stream_options: { include_usage: true } };
+    const expected = whole(spliceFields(BodyBytes.of(raw), scanJson(raw, 64), body, edits));
+    expect(JSON.parse(expected)).to.deep.equal({ ...body, ...edits });
+    for (let i = 0; i < 300; i++) {
+      const pieces = chunked(raw, random, 6);
+      const out = spliceFields(pieces, scanJson(raw, 64), body, edits);
+      expect(whole(out)).to.equal(expected);
+      expect(out.length).to.equal(Buffer.byteLength(expected));
+      // Every byte the client sent is sent from its own chunk, not from a copy.
+      const sent = out.chunks.filter((chunk) => pieces.chunks.some((piece) => piece.buffer === chunk.buffer));
+      expect(sent.reduce((n, chunk) => n + chunk.length, 0)).to.equal(raw.length - '"a"'.length);
+    }
   });
 
   it('agrees with JSON.parse on random bodies', () => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { BodyBytes } from '../../src/http/body-bytes.ts';
 import { checkRequest } from '../../src/http/request-check.ts';
 import { checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText } from '../../src/usage/checked-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText } from '../../src/usage/request-text.ts';
@@ -9,7 +10,7 @@ const turn2 = [...turn1, { role: 'assistant', content: [{ type: 'text', text: '4
 const textOf = (raw: Buffer, scope: string) => {
   const checked = checkRequest(raw, 'messages', 128);
   if (!checked) throw new Error('not checked');
-  return checkedRequestText('messages', raw, checked.elements, scope, checked.scan.fields.get('tools'));
+  return checkedRequestText('messages', BodyBytes.of(raw), checked.elements, scope, checked.scan.fields.get('tools'));
 };
 
 describe("a checked body's input text (issue #17)", () => {
@@ -38,7 +39,7 @@ describe("a checked body's input text (issue #17)", () => {
       const checked = checkRequest(raw, 'responses', 128);
       if (!checked) throw new Error('not checked');
       const tools = checked.scan.fields.get('tools');
-      const text = checkedRequestText('responses', raw, checked.elements, scope, tools);
+      const text = checkedRequestText('responses', BodyBytes.of(raw), checked.elements, scope, tools);
       expect(text).to.deep.equal(responsesRequestText(body, tools ? raw.toString('utf8', tools.start, tools.end) : undefined));
       return text;
     };
@@ -62,7 +63,7 @@ describe("a checked body's input text (issue #17)", () => {
       const raw = Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, messages: [message] }));
       const checked = checkRequest(raw, format === 'messages' ? 'messages' : 'chat_completions', 128);
       if (!checked) throw new Error('not checked');
-      return checkedRequestText(format, raw, checked.elements, 'both formats', undefined);
+      return checkedRequestText(format, BodyBytes.of(raw), checked.elements, 'both formats', undefined);
     };
     // A Messages block of that type is text; a Chat part of that type is an image.
     expect(text('messages')).to.deep.equal(messagesRequestText({ messages: [message] }));

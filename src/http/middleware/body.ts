@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import { bodyDecoder, ZSTD_SUPPORTED } from '../body-decoding.ts';
+import { BodyBytes } from '../body-bytes.ts';
 import { ERR } from '../../errors.ts';
 import { scanJson } from '../json-scan.ts';
 import { jsonText } from '../json-text.ts';
@@ -31,10 +32,11 @@ function knownFormatOf(check: CheckedEndpoint): CheckedFormat | undefined {
 }
 
 /**
- * Reads the JSON body once into a Buffer (kept byte-exact for passthrough), checks size and
- * nesting, then parses it. We read the body ourselves rather than through koa-body: passthrough
- * needs the original bytes, and the nesting check must run before JSON.parse (a deeply nested
- * body blocks the event loop for seconds in JSON.parse: engineering-notes.md).
+ * Reads the JSON body once, as the chunks it came in (kept byte-exact for passthrough, never joined:
+ * body-bytes.ts), checks size and nesting, then parses it. We read the body ourselves rather than
+ * through koa-body: passthrough needs the original bytes, and the nesting check must run before
+ * JSON.parse (a deeply nested body blocks the event loop for seconds in JSON.parse:
+ * engineering-notes.md). Everything here reads the body through one synchronous `view`.
  */
 export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware {
   const check = options.check;
@@ -47,11 +49,13 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
     const raw = await readBody(ctx.req, decoder, encoding, options.limitBytes);
+    // Read before the next await only: a body of several chunks is viewed in the shared scratch.
+    const bytes = raw.view();
     // Elements this key sent before are not checked again where they come back byte for byte (an
     // agent's system prompt, tools and history, each turn). Kept per key: shared, a request's
     // speed would tell one key what another sent.
     const known = knownFormat && recentElements(knownFormat, String(ctx.state.key?.id ?? ''));
-    const checked = check === undefined ? null : checkRequest(raw, check, options.maxDepth, known);
+    const checked = check === undefined ? null : checkRequest(bytes, check, options.maxDepth, known);
     if (checked !== null) {
       ctx.state.raw = raw;
       ctx.state.scan = checked.scan;
@@ -62,12 +66,12 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
       await next();
       return;
     }
-    const scan = scanJson(raw, options.maxDepth);
+    const scan = scanJson(bytes, options.maxDepth);
     if (scan.tooDeep) throw ERR.jsonTooDeep(options.maxDepth);
     let body: unknown;
     try {
       // Not raw.toString('utf8'): a large body with one non-ASCII character decodes 6× slower (json-text.ts).
-      body = JSON.parse(jsonText(raw));
+      body = JSON.parse(jsonText(bytes));
     } catch (err) {
       throw ERR.invalidJson(err instanceof Error ? err.message : 'unparseable');
     }
@@ -80,7 +84,7 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
 }
 
 /** The body, decoded when it came compressed, up to `limitBytes` of decoded bytes. */
-function readBody(req: IncomingMessage, decoder: Transform | null, encoding: string, limitBytes: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, decoder: Transform | null, encoding: string, limitBytes: number): Promise<BodyBytes> {
   const source: Readable = decoder ?? req;
   if (decoder) req.pipe(decoder);
   return new Promise((resolve, reject) => {
@@ -115,7 +119,7 @@ function readBody(req: IncomingMessage, decoder: Transform | null, encoding: str
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      resolve(new BodyBytes(chunks, size));
     };
     // The client hung up before sending the whole body: an everyday event, not a gateway fault.
     const onGone = (): void => {
