@@ -33,11 +33,11 @@ export class BodyBytes {
   view(start = 0, end = this.length): Buffer {
     let at = 0;
     for (const chunk of this.chunks) {
-      if (start >= at && end <= at + chunk.length) return chunk.subarray(start - at, end - at);
+      if (start >= at && end <= at + chunk.length) return start === at && end - start === chunk.length ? chunk : chunk.subarray(start - at, end - at);
       at += chunk.length;
       if (at > start) break;
     }
-    return joined(this.chunks, start, end);
+    return joined(this.slice(start, end), end - start);
   }
 
   /** A copy of bytes [start, end) of its own, to keep. */
@@ -86,23 +86,15 @@ const EMPTY = Buffer.alloc(0);
 const SCRATCH_MAX = 4 * 1024 * 1024;
 let scratch = Buffer.allocUnsafe(0);
 
-function joined(chunks: readonly Buffer[], start: number, end: number): Buffer {
-  const length = end - start;
+function joined(pieces: readonly Buffer[], length: number): Buffer {
   let into: Buffer;
   if (length > SCRATCH_MAX) into = Buffer.allocUnsafe(length);
   else {
     if (scratch.length < length) scratch = Buffer.allocUnsafe(Math.min(SCRATCH_MAX, Math.max(64 * 1024, 2 ** Math.ceil(Math.log2(length)))));
     into = scratch;
   }
-  let at = 0;
   let written = 0;
-  for (const chunk of chunks) {
-    const from = Math.max(start, at);
-    const to = Math.min(end, at + chunk.length);
-    if (from < to) written += chunk.copy(into, written, from - at, to - at);
-    at += chunk.length;
-    if (at >= end) break;
-  }
+  for (const piece of pieces) written += piece.copy(into, written);
   return into.subarray(0, length);
 }
 

@@ -169,7 +169,7 @@ export function spliceFields(raw: BodyBytes, scan: JsonScan, body: Record<string
     at = cut.end;
   }
   chunks.push(...raw.slice(at, raw.length));
-  return new BodyBytes(chunks.filter((chunk) => chunk.length > 0));
+  return new BodyBytes(chunks);
 }
 
 function sameValue(raw: BodyBytes, range: ValueRange, expected: unknown): boolean {
