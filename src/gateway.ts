@@ -80,7 +80,7 @@ export interface Gateway {
 
 /** Builds a gateway from a validated config: loads plugins (failing on any problem), wires the app. */
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
-  avoidPretenuring(); // before any request: V8's guesses here cost large requests up to 2× CPU (issue #17)
+  avoidPretenuring(); // before any request: V8's guesses here made large requests cost up to 2× CPU (issue #17)
   const log = createLogger(config.log.level, options.logDestination);
   const clock = options.clock ?? SYSTEM_CLOCK;
   const providers = await loadProviders(config.providers, config.dir, log);

@@ -5,8 +5,9 @@ const FLAG = 'allocation-site-pretenuring';
 /**
  * Turns V8's allocation-site pretenuring off for this process, unless the operator named the flag
  * on the command line or in NODE_OPTIONS (either way round): Junction's request objects die young,
- * and V8's guess that they do not is what made large requests cost up to twice their CPU (issue
- * #17, ninth session, bench/RESULTS.md).
+ * and V8's guess that they do not is one way large requests came to cost up to twice their CPU
+ * (issue #17, ninth session, bench/RESULTS.md; a full Node 24 run still showed that slowdown, so
+ * it is not the only one).
  *
  * How: V8 watches how many objects from each literal in the code survive a young collection, and
  * past 85% allocates that literal's objects in the old generation from then on. Once some
