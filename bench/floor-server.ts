@@ -20,7 +20,7 @@ import { createProxyServer } from 'http-proxy-3';
 import Koa, { type Context, type Next } from 'koa';
 import { checkRequest, type CheckedEndpoint, type KnownRequest } from '../src/http/request-check.ts';
 import { newRequestId } from '../src/util/request-id.ts';
-import { avoidPretenuring } from '../src/util/pretenuring.ts';
+import { tuneGc } from '../src/util/gc-settings.ts';
 import { BodyBytes } from '../src/http/body-bytes.ts';
 import { BodySource } from '../src/proxy/upstream-body.ts';
 
@@ -89,8 +89,8 @@ const ON_RESPONSE = Symbol('onResponse');
 type Proxied = IncomingMessage & { [ON_RESPONSE]?: (proxyRes: IncomingMessage) => void };
 proxy.on('proxyRes', (proxyRes, req) => (req as Proxied)[ON_RESPONSE]?.(proxyRes));
 
-// As createGateway does: V8's pretenuring guesses cost large requests up to 2× (issue #17).
-avoidPretenuring();
+// As createGateway does: V8's defaults cost large requests up to 2× on Node 24 (issue #17).
+tuneGc();
 const app = new Koa<FloorState>();
 const context = async (ctx: Context, next: Next): Promise<void> => {
   ctx.state['id'] = newRequestId();
