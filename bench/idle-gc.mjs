@@ -8,6 +8,9 @@
 //   GC_LOG=/tmp/gc.log  also run Junction with --trace-gc, its output to that file
 //   IDLE_SERVER=bench/floor-server.ts  run that server instead of Junction (native arm only)
 //   IDLE_NODE_ARGS="--flag …"  node arguments added before the server's
+//   IDLE_MIX=1  each cycle runs the bench's five scenarios in its order instead (small Chat, the
+//               Messages stream, the 76 KB request whole and streamed, the Chat stream), all native:
+//               the pattern of the full Node 24 run that stepped from its second round (ninth session)
 //
 // Run it on Node 24 with the addon built for that Node, as bench/node24.sh does. The step came in
 // the 4th to 7th cycle in the seventh session's runs, and in none of one 8-cycle run in the eighth's:
@@ -24,10 +27,25 @@ const SIM = 'sim-c64-g0-l0';
 const [cycles = '8', idle = '30'] = process.argv.slice(2);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
-const body = (prefix) => Buffer.from(JSON.stringify({ ...fixture, model: `${prefix}${SIM}`, stream: false }));
-const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-jct-bench-0123456789abcdef', 'anthropic-version': '2023-06-01' };
+const body = (prefix, stream = false) => Buffer.from(JSON.stringify({ ...fixture, model: `${prefix}${SIM}`, stream }));
+const small = (prefix, stream) => Buffer.from(JSON.stringify({ model: `${prefix}${SIM}`, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
+const KEY = 'sk-jct-bench-0123456789abcdef';
+const HEADERS = { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01' };
+const CHAT = ['/v1/chat/completions', { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }];
+const MESSAGES = ['/v1/messages', HEADERS];
 const server = process.env.IDLE_SERVER ?? 'bench/junction-server.ts';
-const ARMS = server.includes('floor') ? [['native', body('a/')]] : [['native', body('a/')], ['translated', body('o/')]];
+// [name, path, headers, body]
+const ARMS = process.env.IDLE_MIX
+  ? [
+      ['small Chat', ...CHAT, small('o/', false)],
+      ['Messages stream', ...MESSAGES, small('a/', true)],
+      ['76 KB', ...MESSAGES, body('a/')],
+      ['76 KB streamed', ...MESSAGES, body('a/', true)],
+      ['Chat stream', ...CHAT, small('o/', true)],
+    ]
+  : server.includes('floor')
+    ? [['native', ...MESSAGES, body('a/')]]
+    : [['native', ...MESSAGES, body('a/')], ['translated', ...MESSAGES, body('o/')]];
 const nodeArgs = (process.env.IDLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const upstream = await startServer(0, process.execPath, [path.join(ROOT, 'bench/upstream.mjs')], { cwd: ROOT });
@@ -47,9 +65,9 @@ if (gcLog) {
 try {
   for (let cycle = 1; cycle <= Number(cycles); cycle++) {
     const out = [];
-    for (const [arm, bytes] of ARMS) {
+    for (const [arm, route, headers, bytes] of ARMS) {
       const before = { ...seen };
-      const { cpuUs } = await throughput(junction.url, '/v1/messages', HEADERS, bytes, 32, 4, junction.child.pid);
+      const { cpuUs } = await throughput(junction.url, route, headers, bytes, 32, 4, junction.child.pid);
       const gcs = gcLog ? ` (${seen.markCompact - before.markCompact} MC, ${seen.scavenge - before.scavenge} scavenges)` : '';
       out.push(`${arm} ${Math.round(cpuUs)} µs${gcs}`);
       await new Promise((resolve) => setTimeout(resolve, Number(idle) * 1000));
