@@ -1,5 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import type { SseEvent } from '../plugin-host/api.ts';
+import { Utf8Chunks } from './utf8-chunks.ts';
 
 /**
  * Bytes of an event stream → events, with eventsource-parser: CRLF or LF, events split across
@@ -24,13 +25,13 @@ export async function* decodeSseBatches(
   onBrokenSource: (err: unknown) => Error,
   onChunk?: () => void,
 ): AsyncGenerator<SseEvent[]> {
-  const decoder = new TextDecoder();
+  const decoder = new Utf8Chunks();
   let pending: SseEvent[] = [];
   const parser = createParser({ onEvent: (e) => pending.push({ event: e.event, data: e.data }) });
   try {
     for await (const chunk of body) {
       onChunk?.();
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      parser.feed(decoder.write(chunk));
       if (pending.length > 0) {
         const ready = pending;
         pending = [];
@@ -40,6 +41,6 @@ export async function* decodeSseBatches(
   } catch (err) {
     throw onBrokenSource(err);
   }
-  parser.feed(decoder.decode());
+  parser.feed(decoder.end());
   if (pending.length > 0) yield pending;
 }
