@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { ChatStreamEncoder, TextChunk } from '../../src/formats/canonical/chat-stream-encode.ts';
+import { ChatStreamEncoder, TextChunk, TextChunkShape } from '../../src/formats/canonical/chat-stream-encode.ts';
 import { MessagesStreamEncoder, TextDelta } from '../../src/formats/canonical/messages-stream-encode.ts';
 import type { CanonicalEvent } from '../../src/formats/canonical/stream.ts';
 import type { Json } from '../../src/formats/convert/json.ts';
@@ -32,7 +32,7 @@ describe('templated stream events', () => {
   it('a Chat text or refusal chunk is the bytes JSON.stringify gives, with and without usage: null', () => {
     fc.assert(
       fc.property(text, fc.nat(), text, fc.constantFrom('content', 'refusal'), text, fc.boolean(), (id, created, model, field, t, includeUsage) => {
-        const chunk = new TextChunk(id, created, model, field, t, includeUsage);
+        const chunk = new TextChunk(new TextChunkShape(id, created, model, includeUsage), field, t);
         const plain = { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { [field]: t }, finish_reason: null, logprobs: null }], ...(includeUsage && { usage: null }) };
         expect(chunk.json()).to.equal(JSON.stringify(plain));
         expect(JSON.stringify(chunk)).to.equal(JSON.stringify(plain));
@@ -42,8 +42,30 @@ describe('templated stream events', () => {
     );
   });
 
+  it("a Chat encoder's text chunks carry the model the upstream named, in their objects and their text alike", () => {
+    const chat = new ChatStreamEncoder({ id: 'chatcmpl-1', created: 7, model: 'asked-for', includeUsage: true });
+    const out: Json[] = [];
+    const events: CanonicalEvent[] = [
+      { type: 'start', model: 'named-by-upstream' },
+      { type: 'block', index: 0, block: { type: 'text' } },
+      { type: 'text', index: 0, text: 'Hel' },
+      { type: 'text', index: 0, text: 'lo "you"' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block', index: 1, block: { type: 'refusal' } },
+      { type: 'text', index: 1, text: 'no' },
+    ];
+    for (const event of events) chat.push(event, out);
+    const texts = out.filter((chunk) => chunk instanceof TextChunk);
+    expect(texts).to.have.length(3);
+    for (const chunk of out) {
+      expect(chunk['model']).to.equal('named-by-upstream');
+      expect(chatChunkFrame(chunk)).to.equal(`data: ${JSON.stringify({ ...chunk })}\n\n`);
+    }
+    expect(JSON.parse(rawJson(texts[2] as object) ?? '')).to.deep.include({ model: 'named-by-upstream', usage: null });
+  });
+
   it('a spread copy with a change is stringified, not written from the template', () => {
-    const chunk = new TextChunk('chatcmpl-1', 1, 'm', 'content', 'Hi', true);
+    const chunk = new TextChunk(new TextChunkShape('chatcmpl-1', 1, 'm', true), 'content', 'Hi');
     const changed = { ...chunk, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, cost: 0.5 } };
     expect(rawJson(changed)).to.equal(undefined);
     expect(chatChunkFrame(changed)).to.include('"cost":0.5');
