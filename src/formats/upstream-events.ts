@@ -48,8 +48,12 @@ export function rawJson(event: object): string | undefined {
   return UpstreamText.of(event);
 }
 
-/** An event's data as a JSON object, or the upstream fault it is. */
-export function parse(event: SseEvent, provider: string): Json {
+/**
+ * An event's data as a JSON object, or the upstream fault it is. `keepText`: stamp it with the text
+ * it came from, for a stream passed on in its own format. A translated stream's events are
+ * converted and their text never written, and the stamp is 50–100 ns of a 400–800 ns parse.
+ */
+export function parse(event: SseEvent, provider: string, keepText = true): Json {
   let value: unknown;
   try {
     value = JSON.parse(event.data);
@@ -58,7 +62,7 @@ export function parse(event: SseEvent, provider: string): Json {
   }
   if (!isObject(value)) throw ERR.upstreamInvalid(provider, 'a stream event is not a JSON object');
   // Made for its stamp on `value`: the object it returns is `value` itself.
-  if (event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) new UpstreamText(value, event.data);
+  if (keepText && event.data.indexOf('\n') === -1 && event.data.indexOf('\r') === -1) new UpstreamText(value, event.data);
   return value;
 }
 
@@ -77,9 +81,12 @@ export interface EventParser {
 /** What every format's parser shares: its provider, and a stream that stops short is cut. */
 abstract class UpstreamEventParser implements EventParser {
   protected readonly provider: string;
+  /** Whether each event keeps the text it was parsed from (parse). */
+  protected readonly keepText: boolean;
 
-  constructor(provider: string) {
+  constructor(provider: string, keepText = true) {
     this.provider = provider;
+    this.keepText = keepText;
   }
 
   abstract push(event: SseEvent, out: Json[]): boolean;
@@ -95,7 +102,7 @@ export class ChatChunkParser extends UpstreamEventParser {
 
   push(event: SseEvent, out: Json[]): boolean {
     if (event.data === '[DONE]') return true;
-    const chunk = parse(event, this.provider);
+    const chunk = parse(event, this.provider, this.keepText);
     if (isObject(chunk['error'])) throw reportedError(this.provider, chunk['error']);
     const choice = asObject(asArray(chunk['choices'])[0]);
     if (choice['finish_reason'] === 'error') throw reportedError(this.provider, asObject(choice['error']));
@@ -114,7 +121,7 @@ export class ChatChunkParser extends UpstreamEventParser {
 /** Messages events; complete only with message_stop. `event: error` carries Anthropic's error type. */
 export class MessagesEventParser extends UpstreamEventParser {
   push(event: SseEvent, out: Json[]): boolean {
-    const data = parse(event, this.provider);
+    const data = parse(event, this.provider, this.keepText);
     if (event.event === 'error' || data['type'] === 'error') throw reportedError(this.provider, asObject(data['error']));
     out.push(data);
     return data['type'] === 'message_stop';
@@ -127,7 +134,7 @@ export class MessagesEventParser extends UpstreamEventParser {
  */
 export class ResponsesEventParser extends UpstreamEventParser {
   push(event: SseEvent, out: Json[]): boolean {
-    const data = parse(event, this.provider);
+    const data = parse(event, this.provider, this.keepText);
     const type = data['type'];
     if (event.event === 'error' || type === 'error') throw reportedError(this.provider, isObject(data['error']) ? data['error'] : data);
     if (type === 'response.failed') throw reportedError(this.provider, asObject(asObject(data['response'])['error']));

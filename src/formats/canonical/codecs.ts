@@ -68,8 +68,11 @@ export interface UpstreamCodec {
   encodeRequest(request: CanonicalRequest, options: UpstreamEncodeOptions): { readonly body: Json; readonly side: UpstreamSide };
   /** Upstream SSE → this format's typed events, checked for in-band errors and truncation. */
   parse(events: AsyncIterable<SseEvent>, provider: string): AsyncIterable<Json>;
-  /** The same, an event at a time and synchronously, for a chunk's events in one step (issue #17). */
-  eventParser?(provider: string): EventParser;
+  /**
+   * The same, an event at a time and synchronously, for a chunk's events in one step (issue #17).
+   * `keepText` false: the events are converted, so they need not keep their text (upstream-events.ts parse).
+   */
+  eventParser?(provider: string, keepText?: boolean): EventParser;
   /** Folds the usage a typed event reports into `into`; true when it reported some. */
   applyUsage(into: TokenUsage, event: Json): boolean;
   decodeAnswer(body: Json, side: UpstreamSide): CanonicalAnswer;
@@ -93,7 +96,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames: new ToolNames(), jsonTool } };
     },
     parse: messagesEventsFromSse,
-    eventParser: (provider) => new MessagesEventParser(provider),
+    eventParser: (provider, keepText) => new MessagesEventParser(provider, keepText),
     applyUsage: applyMessagesEvent,
     decodeAnswer: (body, side) => decodeMessagesAnswer(body, side.jsonTool),
     streamDecoder: (side) => new MessagesStreamDecoder(side.jsonTool),
@@ -107,7 +110,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: chatChunksFromSse,
-    eventParser: (provider) => new ChatChunkParser(provider),
+    eventParser: (provider, keepText) => new ChatChunkParser(provider, keepText),
     applyUsage: applyChatChunk,
     decodeAnswer: (body, side) => decodeChatAnswer(body, side.toolNames),
     streamDecoder: (side, provider) => new ChatStreamDecoder(side.toolNames, provider),
@@ -121,7 +124,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: responsesEventsFromSse,
-    eventParser: (provider) => new ResponsesEventParser(provider),
+    eventParser: (provider, keepText) => new ResponsesEventParser(provider, keepText),
     applyUsage: applyResponsesEvent,
     decodeAnswer: (body, side) => decodeResponsesAnswer(body, side.toolNames),
     streamDecoder: (side) => new ResponsesStreamDecoder(side.toolNames),

@@ -44,7 +44,8 @@ class PluginEventParser implements EventParser {
 
   push(event: SseEvent, out: Json[]): boolean {
     if (event.data === '[DONE]') return false;
-    const data = parse(event, this.#provider);
+    // Never stamped with its text: a plugin's events are always converted (upstream-events.ts parse).
+    const data = parse(event, this.#provider, false);
     if (event.event === 'error') throw reportedError(this.#provider, isObject(data['error']) ? data['error'] : data);
     out.push({ event: event.event, data });
     return false;
