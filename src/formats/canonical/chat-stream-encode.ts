@@ -141,7 +141,8 @@ export class ChatStreamEncoder implements StreamEncoder {
 /**
  * What the text chunks of one stream share: id, created, model and whether `usage: null` rides
  * along, and their JSON text around the delta's text, made once per stream rather than per chunk
- * (issue #17: 64 chunks written and framed in 12 µs rather than 24).
+ * (issue #17: 64 chunks encoded and framed in 26 µs rather than 46 on Node 20, 17 rather than 27 on
+ * Node 24).
  */
 export class TextChunkShape {
   readonly id: string;
