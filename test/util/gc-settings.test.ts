@@ -31,19 +31,26 @@ console.log((process.memoryUsage().arrayBuffers - before) / 1e6);`;
 function keptMegabytes(avoid: boolean): number {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-pretenuring-')), 'workload.mjs');
   writeFileSync(file, WORKLOAD);
-  const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx/esm', file], { encoding: 'utf8', env: { ...process.env, avoid: avoid ? '1' : '0', NODE_OPTIONS: '' } });
+  // tsx only where the workload imports gc-settings.ts: the control starts faster without it.
+  const args = avoid ? ['--expose-gc', '--import', 'tsx/esm', file] : ['--expose-gc', file];
+  const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, avoid: avoid ? '1' : '0', NODE_OPTIONS: '' } });
   expect(child.status, child.stderr).to.equal(0);
   return Number(child.stdout.trim());
 }
 
 describe('the V8 settings a gateway runs with (issue #17)', () => {
   it('turn allocation-site pretenuring off, so young collections free what short-lived objects hold', function () {
-    this.timeout(20000);
-    expect(keptMegabytes(true)).to.be.below(1);
-    // The control: Node 24's V8 keeps about 18 MB here; Node 20's undoes its decision at the full
-    // collection and keeps none, so there the case is shown by .ci/run's Node 24 run.
-    const kept = keptMegabytes(false);
-    if (Number(process.versions.node.split('.')[0]) >= 24) expect(kept).to.be.above(10);
+    this.timeout(60_000);
+    for (let run = 1; run <= 3; run++) expect(keptMegabytes(true), `run ${run}`).to.be.below(1);
+    // The control: Node 24's V8 keeps about 20 MB here; Node 20's undoes its decision at the full
+    // collection and keeps none, so there the case is shown by .ci/run's Node 24 run. Whether V8
+    // decides in time is a race with its background compiler: alone every run keeps 20 MB, beside
+    // the rest of the suite about half keep none (seen in .ci/run, and with --no-concurrent-recompilation
+    // no run keeps any). So the control runs until one shows it, ten times at most.
+    if (Number(process.versions.node.split('.')[0]) < 24) return;
+    const kept: number[] = [];
+    while (kept.length < 10 && !((kept.at(-1) ?? 0) > 10)) kept.push(keptMegabytes(false));
+    expect(kept.at(-1), `megabytes kept, run by run: ${kept.join(', ')}`).to.be.above(10);
   });
 
   it('leaves each setting as the operator set it on the command line or in NODE_OPTIONS', () => {
