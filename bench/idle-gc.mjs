@@ -16,32 +16,28 @@
 // the 4th to 7th cycle in the seventh session's runs, and in none of one 8-cycle run in the eighth's:
 // it is V8's external-memory trigger winning a race (bench/RESULTS.md, eighth session). To see what
 // starts each collection, run it with --trace-incremental-marking added beside --trace-gc.
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pinned, startServer, throughput } from './load.mjs';
+import { claudeCode, HEADERS, PATH, SIM, small } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SIM = 'sim-c64-g0-l0';
 const [cycles = '8', idle = '30'] = process.argv.slice(2);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
-const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
-const body = (prefix, stream = false) => Buffer.from(JSON.stringify({ ...fixture, model: `${prefix}${SIM}`, stream }));
-const small = (prefix, stream) => Buffer.from(JSON.stringify({ model: `${prefix}${SIM}`, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
-const KEY = 'sk-jct-bench-0123456789abcdef';
-const HEADERS = { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01' };
-const CHAT = ['/v1/chat/completions', { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }];
-const MESSAGES = ['/v1/messages', HEADERS];
+const body = (prefix, stream = false) => claudeCode(`${prefix}${SIM}`, stream);
+const CHAT = [PATH.chat, HEADERS.chat];
+const MESSAGES = [PATH.messages, HEADERS.messages];
 const server = process.env.IDLE_SERVER ?? 'bench/junction-server.ts';
 // [name, path, headers, body]
 const ARMS = process.env.IDLE_MIX
   ? [
-      ['small Chat', ...CHAT, small('o/', false)],
-      ['Messages stream', ...MESSAGES, small('a/', true)],
+      ['small Chat', ...CHAT, small(`o/${SIM}`, false)],
+      ['Messages stream', ...MESSAGES, small(`a/${SIM}`, true)],
       ['76 KB', ...MESSAGES, body('a/')],
       ['76 KB streamed', ...MESSAGES, body('a/', true)],
-      ['Chat stream', ...CHAT, small('o/', true)],
+      ['Chat stream', ...CHAT, small(`o/${SIM}`, true)],
     ]
   : server.includes('floor')
     ? [['native', ...MESSAGES, body('a/')]]

@@ -12,14 +12,12 @@
 //   PROBE_B_NODE_ARGS  its node arguments instead of `--import ./bin/register.mjs` (an older checkout: `--import tsx/esm`)
 // Arms are pinned to core 1, the simulator and the load generator to core 0, as in run.mjs.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, pinned, startServer, throughput } from './load.mjs';
+import { claudeCode, HEADERS, SIM, small, smallResponses } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const KEY = 'sk-jct-bench-0123456789abcdef';
-const SIM = 'sim-c64-g0-l0';
 const [list = 'chat', roundsArg = '3', secondsArg = '3'] = process.argv.slice(2);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 
@@ -39,20 +37,14 @@ if (process.env.PROBE_B !== undefined) {
   second = await start(1, [...nodeArgs, process.env.PROBE_B_SCRIPT ?? 'bench/junction-server.ts', upstream.url, SIM], env, process.env.PROBE_B_DIR ?? ROOT);
 }
 
-const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
-const small = (model, stream) => Buffer.from(JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
-const HEADERS = {
-  messages: { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01' },
-  chat: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-};
 const SCENARIOS = {
   chat: ['chat', '/v1/chat/completions', small(`o/${SIM}`, false)],
   'messages-stream': ['messages', '/v1/messages', small(`a/${SIM}`, true)],
-  'claude-code': ['messages', '/v1/messages', Buffer.from(JSON.stringify({ ...fixture, model: `a/${SIM}`, stream: false }))],
+  'claude-code': ['messages', '/v1/messages', claudeCode(`a/${SIM}`, false)],
   'messages-translated': ['messages', '/v1/messages', small(`o/${SIM}`, true)],
   'chat-translated': ['chat', '/v1/chat/completions', small(`a/${SIM}`, true)],
   'chat-stream': ['chat', '/v1/chat/completions', small(`o/${SIM}`, true)],
-  responses: ['chat', '/v1/responses', Buffer.from(JSON.stringify({ model: `r/${SIM}`, max_output_tokens: 64, stream: false, input: 'Hi' }))],
+  responses: ['responses', '/v1/responses', smallResponses(`r/${SIM}`, false)],
   gemini: ['messages', '/v1/messages', small(`g/${SIM}`, true)],
   bedrock: ['messages', '/v1/messages', small(`b/${SIM}`, true)],
 };

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { holdStreams, latency, median, pinned, startServer, throughput } from './load.mjs';
 import { writePartialReport, writeReport, writeMediaReport } from './report.mjs';
 import { mediaScenario } from './media.mjs';
+import { claudeCode, fixture, HEADERS, KEY, PATH, SIM, small, smallResponses } from './requests.mjs';
 import { metricsOverhead } from './metrics-overhead.mjs';
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -29,8 +30,6 @@ const CONCURRENCY = 32;
 const SECONDS = QUICK ? 0.8 : 4;
 const SEQUENTIAL = QUICK ? 120 : 600;
 const HELD = QUICK ? 200 : 1000;
-const KEY = 'sk-jct-bench-0123456789abcdef';
-const SIM = 'sim-c64-g0-l0';
 const LONG = 'sim-c600-g1000-l0'; // one event a second: streams that stay open
 const PORTKEY_PKG = path.join(DIR, 'peers/node_modules/@portkey-ai/gateway/package.json');
 const PORTKEY = existsSync(PORTKEY_PKG) ? JSON.parse(readFileSync(PORTKEY_PKG, 'utf8')).version : null;
@@ -50,11 +49,7 @@ const ask = (proc, message) =>
     proc.child.send(message);
   });
 
-// Request bodies: the same bytes for every arm of a scenario.
-const fixture = JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/claude-code/claude-code-request.json'), 'utf8'));
-const claudeCode = (model, stream) => Buffer.from(JSON.stringify({ ...fixture, model, stream }));
-const small = (model, stream) => Buffer.from(JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
-const smallResponses = (model, stream) => Buffer.from(JSON.stringify({ model, max_output_tokens: 64, stream, input: 'Hi' }));
+// Request bodies (requests.mjs): the same bytes for every arm of a scenario.
 // About 150 KB: the Claude Code request's system prompt and tools, its first turn repeated.
 const big = (model) => {
   const first = fixture.messages[0];
@@ -64,12 +59,6 @@ const big = (model) => {
   return Buffer.from(JSON.stringify({ model, system: fixture.system, tools: fixture.tools, messages }));
 };
 
-const HEADERS = {
-  messages: { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01' },
-  chat: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-  responses: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-};
-const PATH = { messages: '/v1/messages', chat: '/v1/chat/completions', responses: '/v1/responses' };
 // A client format's own upstream, and another one (Responses: a Messages upstream, Codex CLI on Claude).
 const NATIVE = { messages: 'a/', chat: 'o/', responses: 'r/' };
 const FOREIGN = { messages: 'o/', chat: 'a/', responses: 'a/' };
