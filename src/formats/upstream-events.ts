@@ -1,6 +1,7 @@
 import { ERR, errorTypeForStatus, statusForErrorType, type GatewayError } from '../errors.ts';
 import type { SseEvent } from '../plugin-host/api.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from './convert/json.ts';
+import { EventTemplates, type HolePath } from './event-template.ts';
 import { TemplatedEvent } from './templated-event.ts';
 
 /**
@@ -83,10 +84,25 @@ abstract class UpstreamEventParser implements EventParser {
   protected readonly provider: string;
   /** Whether each event keeps the text it was parsed from (parse). */
   protected readonly keepText: boolean;
+  /** A translated stream's: events that repeat an earlier one's text but for the holes are not parsed. */
+  readonly #templates: EventTemplates | undefined;
 
-  constructor(provider: string, keepText = true) {
+  constructor(provider: string, keepText: boolean, holes: readonly HolePath[]) {
     this.provider = provider;
     this.keepText = keepText;
+    // A stream passed on in its own format is written as its events' own text, which a built event lacks.
+    this.#templates = keepText ? undefined : new EventTemplates(holes);
+  }
+
+  /** An event's data as a JSON object (parse). */
+  protected json(event: SseEvent): Json {
+    const templates = this.#templates;
+    if (templates === undefined) return parse(event, this.provider, this.keepText);
+    const built = templates.match(event.data);
+    if (built !== undefined) return built;
+    const value = parse(event, this.provider, false);
+    templates.learn(event.data, value);
+    return value;
   }
 
   abstract push(event: SseEvent, out: Json[]): boolean;
@@ -96,13 +112,36 @@ abstract class UpstreamEventParser implements EventParser {
   }
 }
 
+/**
+ * The strings that vary from one chunk of a Chat stream to the next (event-template.ts): text,
+ * reasoning (`reasoning_content`, or `reasoning` with OpenRouter's copy in `reasoning_details`:
+ * protocol.md §C.2, §D.8), a tool call's arguments, and OpenAI's `obfuscation` padding, which
+ * differs in every chunk (§B.6).
+ */
+const CHAT_DELTA = ['choices', 0, 'delta'] as const;
+const CHAT_HOLES: readonly HolePath[] = [
+  [...CHAT_DELTA, 'content'],
+  [...CHAT_DELTA, 'reasoning_content'],
+  [...CHAT_DELTA, 'reasoning'],
+  [...CHAT_DELTA, 'reasoning_details', 0, 'text'],
+  [...CHAT_DELTA, 'tool_calls', 0, 'function', 'arguments'],
+  ['obfuscation'],
+];
+
+/** A Messages delta's text, tool input or thinking (protocol.md §A.8). */
+const MESSAGES_HOLES: readonly HolePath[] = [['delta', 'text'], ['delta', 'partial_json'], ['delta', 'thinking']];
+
 /** Chat chunks; ends at `[DONE]`. OpenRouter reports errors as `error` or `finish_reason: "error"` (protocol.md §C.6). */
 export class ChatChunkParser extends UpstreamEventParser {
   #finished = false;
 
+  constructor(provider: string, keepText = true) {
+    super(provider, keepText, CHAT_HOLES);
+  }
+
   push(event: SseEvent, out: Json[]): boolean {
     if (event.data === '[DONE]') return true;
-    const chunk = parse(event, this.provider, this.keepText);
+    const chunk = this.json(event);
     if (isObject(chunk['error'])) throw reportedError(this.provider, chunk['error']);
     const choice = asObject(asArray(chunk['choices'])[0]);
     if (choice['finish_reason'] === 'error') throw reportedError(this.provider, asObject(choice['error']));
@@ -120,8 +159,12 @@ export class ChatChunkParser extends UpstreamEventParser {
 
 /** Messages events; complete only with message_stop. `event: error` carries Anthropic's error type. */
 export class MessagesEventParser extends UpstreamEventParser {
+  constructor(provider: string, keepText = true) {
+    super(provider, keepText, MESSAGES_HOLES);
+  }
+
   push(event: SseEvent, out: Json[]): boolean {
-    const data = parse(event, this.provider, this.keepText);
+    const data = this.json(event);
     if (event.event === 'error' || data['type'] === 'error') throw reportedError(this.provider, asObject(data['error']));
     out.push(data);
     return data['type'] === 'message_stop';
@@ -133,8 +176,12 @@ export class MessagesEventParser extends UpstreamEventParser {
  * is an `error` event or `response.failed` (responses-api.md §4.4).
  */
 export class ResponsesEventParser extends UpstreamEventParser {
+  constructor(provider: string, keepText = true) {
+    super(provider, keepText, []);
+  }
+
   push(event: SseEvent, out: Json[]): boolean {
-    const data = parse(event, this.provider, this.keepText);
+    const data = this.json(event);
     const type = data['type'];
     if (event.event === 'error' || type === 'error') throw reportedError(this.provider, isObject(data['error']) ? data['error'] : data);
     if (type === 'response.failed') throw reportedError(this.provider, asObject(asObject(data['response'])['error']));
