@@ -17,6 +17,25 @@ import type { Json } from './convert/json.ts';
 /** Where a string may vary from one event to the next: keys and array indices from the event's top. */
 export type HolePath = readonly (string | number)[];
 
+/** A format's hole paths as a tree of keys (an array index as its string), made once: `true` is a hole. */
+export interface Holes {
+  readonly [key: string]: Holes | true;
+}
+
+export function holesAt(paths: readonly HolePath[]): Holes {
+  // No prototype: an event's key such as `constructor` or `__proto__` must not find anything.
+  const tree = (): Record<string, unknown> => Object.create(null) as Record<string, unknown>;
+  const root = tree();
+  for (const path of paths) {
+    let node = root;
+    path.forEach((key, i) => {
+      if (i === path.length - 1) node[String(key)] = true;
+      else node = (node[String(key)] ??= tree()) as Record<string, unknown>;
+    });
+  }
+  return root as Holes;
+}
+
 type Container = Json | unknown[];
 
 /** How an event is rebuilt: its container copied, and each child container or hole replaced. */
@@ -44,9 +63,9 @@ export class EventTemplate {
   }
 
   /** A template from a parsed event and its text, if the text is its value's own serialization with at least one hole. */
-  static learn(text: string, value: Json, holes: readonly HolePath[]): EventTemplate | undefined {
+  static learn(text: string, value: Json, holes: Holes): EventTemplate | undefined {
     const found: string[] = [];
-    const plan = planOf(value, [], holes, found);
+    const plan = planOf(value, holes, found);
     if (found.length === 0) return undefined;
     const marked = JSON.stringify(plan.node);
     const pieces: string[] = [];
@@ -120,12 +139,12 @@ const LEARNT = 8;
 
 /** One stream's templates: the one that matched last is tried first. */
 export class EventTemplates {
-  readonly #holes: readonly HolePath[];
+  readonly #holes: Holes;
   readonly #templates: EventTemplate[] = [];
   #last: EventTemplate | undefined;
   #tries = LEARNT;
 
-  constructor(holes: readonly HolePath[]) {
+  constructor(holes: Holes) {
     this.#holes = holes;
   }
 
@@ -147,7 +166,7 @@ export class EventTemplates {
 
   /** A parsed event, which later ones may repeat. Costs a stringify, so only the first few are tried. */
   learn(text: string, value: Json): void {
-    if (this.#tries === 0 || !this.#holes.some((path) => typeof at(value, path) === 'string')) return;
+    if (this.#tries === 0 || !hasHole(value, this.#holes)) return;
     this.#tries--;
     const template = EventTemplate.learn(text, value, this.#holes);
     if (template === undefined) return;
@@ -157,39 +176,42 @@ export class EventTemplates {
   }
 }
 
-function at(value: unknown, path: HolePath): unknown {
-  let node = value;
-  for (const key of path) {
-    if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[key];
+/** Whether a hole of the tree holds a string in the value. */
+function hasHole(value: unknown, holes: Holes): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const key in holes) {
+    const hole = holes[key];
+    const child = (value as Record<string, unknown>)[key];
+    if (hole === true ? typeof child === 'string' : hole !== undefined && hasHole(child, hole)) return true;
   }
-  return node;
+  return false;
 }
-
-const samePath = (a: readonly string[], b: HolePath): boolean => a.length === b.length && a.every((key, i) => key === String(b[i]));
 
 /**
  * A private copy of the value with a sentinel in each hole, and the plan that rebuilds it. `found`
- * gets the holes' strings in JSON.stringify's order, which is Object.entries' order.
+ * gets the holes' strings in JSON.stringify's order, which is Object.keys' order.
  */
-function planOf(value: Container, path: readonly string[], holes: readonly HolePath[], found: string[]): Plan {
+function planOf(value: Container, holes: Holes | undefined, found: string[]): Plan {
+  const array = Array.isArray(value);
   // An array's entries are set by their keys ('0', '1', …) as an object's are.
-  const node = (Array.isArray(value) ? [] : {}) as Record<string, unknown>;
+  const node = (array ? [] : {}) as Record<string, unknown>;
   const keys: (string | number)[] = [];
   const kids: (Plan | number)[] = [];
-  // An array's children are stored by number: a string key is a slower store into an array.
-  const keyOf = (key: string): string | number => (Array.isArray(value) ? Number(key) : key);
-  for (const [key, child] of Object.entries(value)) {
-    const childPath = [...path, key];
-    if (typeof child === 'string' && holes.some((hole) => samePath(childPath, hole))) {
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(value)) {
+    const child = source[key];
+    const hole = holes?.[key];
+    // An array's children are stored by number: a string key is a slower store into an array.
+    const stored = array ? Number(key) : key;
+    if (hole === true && typeof child === 'string') {
       node[key] = sentinel(found.length);
-      keys.push(keyOf(key));
+      keys.push(stored);
       kids.push(found.length);
       found.push(child);
     } else if (typeof child === 'object' && child !== null) {
-      const plan = planOf(child as Container, childPath, holes, found);
+      const plan = planOf(child as Container, hole === true ? undefined : hole, found);
       node[key] = plan.node;
-      keys.push(keyOf(key));
+      keys.push(stored);
       kids.push(plan);
     } else {
       node[key] = child;

@@ -1,7 +1,7 @@
 import { ERR, errorTypeForStatus, statusForErrorType, type GatewayError } from '../errors.ts';
 import type { SseEvent } from '../plugin-host/api.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from './convert/json.ts';
-import { EventTemplates, type HolePath } from './event-template.ts';
+import { EventTemplates, holesAt, type Holes } from './event-template.ts';
 import { TemplatedEvent } from './templated-event.ts';
 
 /**
@@ -87,7 +87,7 @@ abstract class UpstreamEventParser implements EventParser {
   /** A translated stream's: events that repeat an earlier one's text but for the holes are not parsed. */
   readonly #templates: EventTemplates | undefined;
 
-  constructor(provider: string, keepText: boolean, holes: readonly HolePath[]) {
+  constructor(provider: string, keepText: boolean, holes: Holes) {
     this.provider = provider;
     this.keepText = keepText;
     // A stream passed on in its own format is written as its events' own text, which a built event lacks.
@@ -119,17 +119,20 @@ abstract class UpstreamEventParser implements EventParser {
  * differs in every chunk (§B.6).
  */
 const CHAT_DELTA = ['choices', 0, 'delta'] as const;
-const CHAT_HOLES: readonly HolePath[] = [
+const CHAT_HOLES = holesAt([
   [...CHAT_DELTA, 'content'],
   [...CHAT_DELTA, 'reasoning_content'],
   [...CHAT_DELTA, 'reasoning'],
   [...CHAT_DELTA, 'reasoning_details', 0, 'text'],
   [...CHAT_DELTA, 'tool_calls', 0, 'function', 'arguments'],
   ['obfuscation'],
-];
+]);
 
 /** A Messages delta's text, tool input or thinking (protocol.md §A.8). */
-const MESSAGES_HOLES: readonly HolePath[] = [['delta', 'text'], ['delta', 'partial_json'], ['delta', 'thinking']];
+const MESSAGES_HOLES = holesAt([['delta', 'text'], ['delta', 'partial_json'], ['delta', 'thinking']]);
+
+/** Responses deltas carry a `sequence_number` that differs in every event: no template would match. */
+const NO_HOLES = holesAt([]);
 
 /** Chat chunks; ends at `[DONE]`. OpenRouter reports errors as `error` or `finish_reason: "error"` (protocol.md §C.6). */
 export class ChatChunkParser extends UpstreamEventParser {
@@ -177,7 +180,7 @@ export class MessagesEventParser extends UpstreamEventParser {
  */
 export class ResponsesEventParser extends UpstreamEventParser {
   constructor(provider: string, keepText = true) {
-    super(provider, keepText, []);
+    super(provider, keepText, NO_HOLES);
   }
 
   push(event: SseEvent, out: Json[]): boolean {

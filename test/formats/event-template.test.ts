@@ -2,16 +2,16 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { CODECS } from '../../src/formats/canonical/codecs.ts';
 import type { Json } from '../../src/formats/convert/json.ts';
-import { EventTemplate, EventTemplates, type HolePath } from '../../src/formats/event-template.ts';
+import { EventTemplate, EventTemplates, holesAt, type Holes } from '../../src/formats/event-template.ts';
 import type { SseEvent } from '../../src/plugin-host/api.ts';
 
 // A translated stream's events built from a template instead of parsed must be exactly what
 // JSON.parse gives, and anything a template cannot vouch for must be parsed (issue #17).
 const chunk = (content: string, extra: Json = {}): string =>
   JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], ...extra });
-const CONTENT: readonly HolePath[] = [['choices', 0, 'delta', 'content'], ['obfuscation']];
+const CONTENT = holesAt([['choices', 0, 'delta', 'content'], ['obfuscation']]);
 
-function learnt(text: string, holes: readonly HolePath[] = CONTENT): EventTemplate {
+function learnt(text: string, holes: Holes = CONTENT): EventTemplate {
   const template = EventTemplate.learn(text, JSON.parse(text) as Json, holes);
   if (!template) throw new Error(`not learnt: ${text}`);
   return template;
@@ -42,7 +42,7 @@ describe('event templates: events built without JSON.parse', () => {
   });
 
   it('decodes a hole with escapes, as a tool call\'s arguments have', () => {
-    const holes: readonly HolePath[] = [['choices', 0, 'delta', 'tool_calls', 0, 'function', 'arguments']];
+    const holes = holesAt([['choices', 0, 'delta', 'tool_calls', 0, 'function', 'arguments']]);
     const tool = (args: string): string => JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args } }] } }] });
     const template = learnt(tool('location'), holes);
     for (const args of ['{"', '":"Florence, Italy"}', '\\', 'a\u0001b', '\ud83d\ude00 \u2028']) expect(template.match(tool(args)), args).to.deep.equal(JSON.parse(tool(args)));
