@@ -142,6 +142,8 @@ export class EventTemplates {
   readonly #holes: Holes;
   readonly #templates: EventTemplate[] = [];
   #last: EventTemplate | undefined;
+  /** Whether the last event was parsed, not built, and had a hole. */
+  #pending = false;
   #tries = LEARNT;
 
   constructor(holes: Holes) {
@@ -152,21 +154,38 @@ export class EventTemplates {
     const last = this.#last;
     if (last !== undefined) {
       const value = last.match(text);
-      if (value !== undefined) return value;
+      if (value !== undefined) {
+        this.#pending = false;
+        return value;
+      }
     }
     for (const template of this.#templates) {
       if (template === last) continue;
       const value = template.match(text);
       if (value === undefined) continue;
       this.#last = template;
+      this.#pending = false;
       return value;
     }
     return undefined;
   }
 
-  /** A parsed event, which later ones may repeat. Costs a stringify, so only the first few are tried. */
+  /**
+   * A parsed event, which later ones may repeat. A learn costs a copy and a stringify, three to ten
+   * parses, so only the first few are tried, and only an event that follows another parsed one
+   * with a hole: a stream's first event of a kind is often one of a kind (a Chat stream's role
+   * chunk has an empty `content`, and then never comes again).
+   */
   learn(text: string, value: Json): void {
-    if (this.#tries === 0 || !hasHole(value, this.#holes)) return;
+    if (this.#tries === 0 || !hasHole(value, this.#holes)) {
+      this.#pending = false;
+      return;
+    }
+    if (!this.#pending) {
+      this.#pending = true;
+      return;
+    }
+    this.#pending = false;
     this.#tries--;
     const template = EventTemplate.learn(text, value, this.#holes);
     if (template === undefined) return;

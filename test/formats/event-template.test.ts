@@ -112,18 +112,39 @@ describe('event templates: events built without JSON.parse', () => {
     for (const text of refused) expect(template.match(text), text).to.equal(undefined);
   });
 
-  it('keeps four templates per stream, and learns from the first eight events that have a hole', () => {
+  it('learns from an event only after another parsed one with a hole, keeps four, and tries eight', () => {
     const shaped = (n: number, content: string): string => chunk(content, { [`k${n}`]: n });
     const templates = new EventTemplates(CONTENT);
-    for (let n = 0; n < 5; n++) templates.learn(shaped(n, 'a'), JSON.parse(shaped(n, 'a')) as Json);
+    const see = (n: number): void => templates.learn(shaped(n, 'a'), JSON.parse(shaped(n, 'a')) as Json);
+    const none = '{"id":"c","choices":[]}';
+    see(0);
+    expect(templates.match(shaped(0, 'b')), 'after one event').to.equal(undefined);
+    templates.learn(none, JSON.parse(none) as Json);
+    see(0);
+    expect(templates.match(shaped(0, 'b')), 'after one without a hole between').to.equal(undefined);
+    see(0);
+    expect(templates.match(shaped(0, 'b')), 'after two in a row').to.deep.equal(JSON.parse(shaped(0, 'b')));
+    // A built event ends a run: the next parsed one starts another.
+    see(1);
+    expect(templates.match(shaped(0, 'c'))).to.not.equal(undefined);
+    see(1);
+    expect(templates.match(shaped(1, 'b')), 'a run ended by a built event').to.equal(undefined);
+    // Four more shapes (two events each): the first shape is dropped, the other four are kept.
+    for (let n = 1; n < 5; n++) {
+      see(n);
+      see(n);
+    }
     expect(templates.match(shaped(0, 'b')), 'the first, dropped').to.equal(undefined);
     for (let n = 1; n < 5; n++) expect(templates.match(shaped(n, 'b'))).to.deep.equal(JSON.parse(shaped(n, 'b')));
-    // Events without a hole do not use up the tries.
-    const none = '{"id":"c","choices":[]}';
+    // Events without a hole do not use up the tries: five learnt so far, three more.
     for (let n = 0; n < 20; n++) templates.learn(none, JSON.parse(none) as Json);
-    for (let n = 5; n < 8; n++) templates.learn(shaped(n, 'a'), JSON.parse(shaped(n, 'a')) as Json);
+    for (let n = 5; n < 8; n++) {
+      see(n);
+      see(n);
+    }
     expect(templates.match(shaped(7, 'b'))).to.deep.equal(JSON.parse(shaped(7, 'b')));
-    templates.learn(shaped(8, 'a'), JSON.parse(shaped(8, 'a')) as Json);
+    see(8);
+    see(8);
     expect(templates.match(shaped(8, 'b')), 'the ninth is not learnt').to.equal(undefined);
   });
 });
