@@ -17,23 +17,28 @@ import type { Json } from './convert/json.ts';
 /** Where a string may vary from one event to the next: keys and array indices from the event's top. */
 export type HolePath = readonly (string | number)[];
 
-/** A format's hole paths as a tree of keys (an array index as its string), made once: `true` is a hole. */
+/** A format's hole paths as a tree of keys (an array index as its string), made once. */
 export interface Holes {
-  readonly [key: string]: Holes | true;
+  /** Each key's subtree, or `true` where the key is a hole. A Map: an event's key such as `__proto__` finds nothing. */
+  readonly byKey: ReadonlyMap<string, Holes | true>;
 }
 
 export function holesAt(paths: readonly HolePath[]): Holes {
-  // No prototype: an event's key such as `constructor` or `__proto__` must not find anything.
-  const tree = (): Record<string, unknown> => Object.create(null) as Record<string, unknown>;
-  const root = tree();
+  const root = { byKey: new Map<string, Holes | true>() };
   for (const path of paths) {
     let node = root;
     path.forEach((key, i) => {
-      if (i === path.length - 1) node[String(key)] = true;
-      else node = (node[String(key)] ??= tree()) as Record<string, unknown>;
+      if (i === path.length - 1) {
+        node.byKey.set(String(key), true);
+        return;
+      }
+      const next = node.byKey.get(String(key));
+      const sub = next === undefined || next === true ? { byKey: new Map<string, Holes | true>() } : (next as typeof root);
+      node.byKey.set(String(key), sub);
+      node = sub;
     });
   }
-  return root as Holes;
+  return root;
 }
 
 type Container = Json | unknown[];
@@ -198,10 +203,9 @@ export class EventTemplates {
 /** Whether a hole of the tree holds a string in the value. */
 function hasHole(value: unknown, holes: Holes): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  for (const key in holes) {
-    const hole = holes[key];
+  for (const [key, hole] of holes.byKey) {
     const child = (value as Record<string, unknown>)[key];
-    if (hole === true ? typeof child === 'string' : hole !== undefined && hasHole(child, hole)) return true;
+    if (hole === true ? typeof child === 'string' : hasHole(child, hole)) return true;
   }
   return false;
 }
@@ -219,7 +223,7 @@ function planOf(value: Container, holes: Holes | undefined, found: string[]): Pl
   const source = value as Record<string, unknown>;
   for (const key of Object.keys(value)) {
     const child = source[key];
-    const hole = holes?.[key];
+    const hole = holes?.byKey.get(key);
     // An array's children are stored by number: a string key is a slower store into an array.
     const stored = array ? Number(key) : key;
     if (hole === true && typeof child === 'string') {
