@@ -91,7 +91,7 @@ abstract class UpstreamEventParser implements EventParser {
     this.provider = provider;
     this.keepText = keepText;
     // A stream passed on in its own format is written as its events' own text, which a built event lacks.
-    this.#templates = keepText ? undefined : new EventTemplates(holes);
+    this.#templates = keepText || holes.byKey.size === 0 ? undefined : new EventTemplates(holes);
   }
 
   /** An event's data as a JSON object (parse). */
