@@ -46,6 +46,8 @@ type Container = Json | unknown[];
 /** How an event is rebuilt: its container copied, and each child container or hole replaced. */
 interface Plan {
   readonly node: Container;
+  /** Whether the node is an array, found once when the template is learnt rather than at every build. */
+  readonly array: boolean;
   /** The keys of its children that are containers or holes (an array's as numbers), and for each, its plan or hole number. */
   readonly keys: readonly (string | number)[];
   readonly kids: readonly (Plan | number)[];
@@ -240,12 +242,12 @@ function planOf(value: Container, holes: Holes | undefined, found: string[]): Pl
       node[key] = child;
     }
   }
-  return { node: node as Container, keys, kids };
+  return { node: node as Container, array, keys, kids };
 }
 
 /** Every container of the event is its own (consumers may keep or change what they are given). */
 function build(plan: Plan, values: readonly string[]): Container {
-  const copy = Array.isArray(plan.node) ? plan.node.slice() : { ...plan.node };
+  const copy = plan.array ? (plan.node as unknown[]).slice() : { ...plan.node };
   const { keys, kids } = plan;
   for (let i = 0; i < keys.length; i++) {
     const kid = kids[i];
