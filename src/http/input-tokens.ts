@@ -1,5 +1,5 @@
-import { countInputTokens, countRequestText } from '../usage/token-count.ts';
-import { checkedRequestText } from '../usage/checked-text.ts';
+import { countInputTokens } from '../usage/token-count.ts';
+import { checkedInputTokens } from '../usage/checked-text.ts';
 import { jsonText } from './json-text.ts';
 import type { GatewayState } from './state.ts';
 
@@ -40,7 +40,8 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
   if (elements && raw && (format === 'messages' || format === 'chat' || format === 'responses')) {
     // A checked body: its elements are read from the bytes, never the whole body (issue #17). A
     // Responses continuation whose input Junction replays has none: it is counted from its new body.
-    state.inputTokens = await countRequestText(checkedRequestText(format, raw, elements, scope, tools), scope);
+    // Each element's count is kept with it, so a repeated element is not counted again.
+    state.inputTokens = await checkedInputTokens(format, raw, elements, scope, tools);
     return state.inputTokens;
   }
   const body = state.body;

@@ -3,6 +3,7 @@ import type { ValueRange } from '../http/json-scan.ts';
 import type { KnownRequest } from '../http/request-check-parts.ts';
 import { jsonText } from '../http/json-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText, type RequestText } from './request-text.ts';
+import { countGroups } from './token-count.ts';
 
 /**
  * The input text of a body the byte-level checks accepted (http/request-check.ts; issue #17),
@@ -30,11 +31,15 @@ export interface CheckedElements {
   readonly messages: readonly ValueRange[];
 }
 
-interface Entry {
+interface Entry extends RequestText {
   /** A copy of the element's bytes. */
   readonly bytes: Buffer;
-  readonly parts: readonly string[];
-  readonly fixed: number;
+  /**
+   * The element's estimate, once counted (checkedInputTokens): an element found again is not
+   * counted again. Counting the texts of a repeated 76 KB request, even each one's remembered count
+   * looked up, cost about 35 µs of a request's CPU on Node 24 (issue #17, twelfth session).
+   */
+  tokens?: number;
 }
 
 /** One request's elements, as read. */
@@ -90,7 +95,43 @@ export function recentElements(format: CheckedFormat, scope: string): readonly K
   return scopes.get(scopeKey(format, scope));
 }
 
+/** The input text of a checked body: its elements' texts in order, as one request's (tests). */
 export function checkedRequestText(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): RequestText {
+  const parts: string[] = [];
+  let fixed = 0;
+  for (const entry of entriesOf(format, raw, elements, scope, tools)) {
+    for (const part of entry.parts) parts.push(part);
+    fixed += entry.fixed;
+  }
+  return { parts, fixed };
+}
+
+/**
+ * The input-token estimate of a checked body: the sum of its elements' counts, each element
+ * counted on its own (token-count.ts countGroups) the first time it is read, and its count kept
+ * with it. So a coding agent's next turn counts only its new messages. Each element's short texts
+ * are joined within the element, where a body counted whole joins them across the body: the two
+ * differ only where a token would span two elements.
+ */
+export async function checkedInputTokens(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): Promise<number> {
+  let total = 0;
+  let uncounted: Entry[] | undefined;
+  for (const entry of entriesOf(format, raw, elements, scope, tools)) {
+    if (entry.tokens === undefined) (uncounted ??= []).push(entry);
+    else total += entry.tokens;
+  }
+  if (uncounted === undefined) return total;
+  const counts = await countGroups(uncounted, scope);
+  for (let i = 0; i < uncounted.length; i++) {
+    const count = counts[i] ?? 0;
+    (uncounted[i] as Entry).tokens = count;
+    total += count;
+  }
+  return total;
+}
+
+/** The body's elements (system, each message, tools), each found among the key's recent requests or read. */
+function entriesOf(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): Entry[] {
   const scoped = scopeKey(format, scope);
   const recent = scopes.get(scoped) ?? [];
   scopes.delete(scoped);
@@ -98,21 +139,18 @@ export function checkedRequestText(format: CheckedFormat, raw: BodyBytes, elemen
   const system = elements.system && entryOf(raw, elements.system, recent, (seen) => seen.system, read.system);
   const messages = elements.messages.map((range, i) => entryOf(raw, range, recent, (seen) => seen.messages[i], read.message));
   const toolsEntry = tools && entryOf(raw, tools, recent, (seen) => seen.tools, readTools);
-  const parts: string[] = [];
-  let fixed = 0;
+  const entries: Entry[] = [];
   let size = 0;
-  for (const entry of [system, ...messages, toolsEntry]) {
-    if (entry === undefined) continue;
-    for (const part of entry.parts) parts.push(part);
-    fixed += entry.fixed;
-    size += entry.bytes.length;
-  }
+  if (system !== undefined) entries.push(system);
+  for (const message of messages) entries.push(message);
+  if (toolsEntry !== undefined) entries.push(toolsEntry);
+  for (const entry of entries) size += entry.bytes.length;
   recent.unshift({ system, messages, tools: toolsEntry, size });
   heldBytes += size;
   for (const old of recent.splice(RECENT)) heldBytes -= old.size;
   scopes.set(scoped, recent);
   evict();
-  return { parts, fixed };
+  return entries;
 }
 
 function entryOf(raw: BodyBytes, range: ValueRange, recent: readonly Seen[], at: (seen: Seen) => Entry | undefined, read: Read): Entry {

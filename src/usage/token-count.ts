@@ -46,35 +46,63 @@ export async function countInputTokens(format: 'messages' | 'chat' | 'responses'
 }
 
 /** The estimate for a request's text, already taken apart (usage/request-text.ts). */
-export async function countRequestText({ parts, fixed }: RequestText, scope = ''): Promise<number> {
+export async function countRequestText(text: RequestText, scope = ''): Promise<number> {
+  return (await countGroups([text], scope))[0] ?? 0;
+}
+
+/**
+ * The estimates of several texts, in one pass of the tokenizer: each group's short texts joined
+ * and counted together, its long ones one by one (remembered per scope). A checked body counts
+ * each of its new elements as a group (usage/checked-text.ts), so the count is the element's own
+ * and can be kept with it.
+ */
+export async function countGroups(groups: readonly RequestText[], scope = ''): Promise<number[]> {
   const known = remembered.get(scope);
   if (known !== undefined) {
     remembered.delete(scope);
     remembered.set(scope, known);
   }
-  const short: string[] = [];
-  const unknown: string[] = [];
-  let total = fixed;
-  for (const text of parts) {
-    if (text.length < REMEMBER_FROM) {
-      short.push(text);
-      continue;
+  const totals: number[] = [];
+  /** What each text to count adds to: its group's index; a long text is also remembered. */
+  const texts: string[] = [];
+  const owners: number[] = [];
+  const longs: boolean[] = [];
+  for (let g = 0; g < groups.length; g++) {
+    const { parts, fixed } = groups[g] as RequestText;
+    let total = fixed;
+    let short: string[] | undefined;
+    for (const text of parts) {
+      if (text.length < REMEMBER_FROM) {
+        (short ??= []).push(text);
+        continue;
+      }
+      const count = known?.get(text);
+      if (count === undefined) {
+        texts.push(text);
+        owners.push(g);
+        longs.push(true);
+      } else {
+        known?.delete(text);
+        known?.set(text, count);
+        total += count;
+      }
     }
-    const count = known?.get(text);
-    if (count === undefined) {
-      unknown.push(text);
-    } else {
-      known?.delete(text);
-      known?.set(text, count);
-      total += count;
+    if (short !== undefined) {
+      texts.push(short.join('\n'));
+      owners.push(g);
+      longs.push(false);
     }
+    totals.push(total);
   }
-  const texts = short.length === 0 ? unknown : [short.join('\n'), ...unknown];
+  if (texts.length === 0) return totals;
   const counts = await countTexts(texts);
-  const first = short.length === 0 ? 0 : 1;
-  for (const count of counts) total += count;
-  for (let i = first; i < texts.length; i++) remember(scope, texts[i] as string, counts[i] ?? 0);
-  return total;
+  for (let i = 0; i < texts.length; i++) {
+    const count = counts[i] ?? 0;
+    const owner = owners[i] as number;
+    totals[owner] = (totals[owner] as number) + count;
+    if (longs[i] === true) remember(scope, texts[i] as string, count);
+  }
+  return totals;
 }
 
 /**
@@ -121,7 +149,14 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const inlineCounter = (): Promise<CountTokens> =>
   (inline ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text, AS_TEXT)));
 
+/** Texts given to the tokenizer so far (tests: what is remembered is not counted again). */
+let tokenized = 0;
+export function tokenizedTexts(): number {
+  return tokenized;
+}
+
 async function countTexts(texts: readonly string[]): Promise<number[]> {
+  tokenized += texts.length;
   const count = await inlineCounter();
   const chars = texts.reduce((sum, t) => sum + t.length, 0);
   if (chars <= INLINE_LIMIT) return texts.map((t) => count(t));

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { BodyBytes } from '../../src/http/body-bytes.ts';
 import { checkRequest } from '../../src/http/request-check.ts';
-import { checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText } from '../../src/usage/checked-text.ts';
+import { checkedInputTokens, checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText } from '../../src/usage/checked-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText } from '../../src/usage/request-text.ts';
+import { countRequestText, tokenizedTexts } from '../../src/usage/token-count.ts';
 
 const body = (messages: unknown[], system = 'You are terse.') => Buffer.from(JSON.stringify({ model: 'm', max_tokens: 8, system, messages, tools: [{ name: 't' }] }));
 const turn1 = [{ role: 'user', content: 'What is 2+2?' }];
@@ -81,5 +82,59 @@ describe("a checked body's input text (issue #17)", () => {
     } finally {
       limitCheckedText(previous);
     }
+  });
+
+  describe('its input-token estimate', () => {
+    const tokensOf = (raw: Buffer, scope: string) => {
+      const checked = checkRequest(raw, 'messages', 128);
+      if (!checked) throw new Error('not checked');
+      return checkedInputTokens('messages', BodyBytes.of(raw), checked.elements, scope, checked.scan.fields.get('tools'));
+    };
+    /** Each element's own RequestText, as a request holding that element alone reads it. */
+    const elementsOf = (messages: unknown[], system: string) => [
+      messagesRequestText({ system }),
+      ...messages.map((m) => messagesRequestText({ messages: [m] })),
+      { parts: ['[{"name":"t"}]'], fixed: 0 },
+    ];
+    const counted = async (run: () => Promise<number>): Promise<{ tokens: number; texts: number }> => {
+      const before = tokenizedTexts();
+      const tokens = await run();
+      return { tokens, texts: tokenizedTexts() - before };
+    };
+
+    it("is the sum of each element's count, each element's short texts joined within it", async () => {
+      const long = 'a long answer that is more than sixty-four characters, so it is counted on its own';
+      const messages = [...turn2, { role: 'assistant', content: [{ type: 'text', text: 'Yes.' }, { type: 'text', text: long }, { type: 'image', source: { type: 'url', url: 'u' } }] }];
+      let expected = 0;
+      for (const element of elementsOf(messages, 'You are terse.')) expected += await countRequestText(element, 'sum-reference');
+      expect(await tokensOf(body(messages), 'sum')).to.equal(expected);
+      expect(expected).to.be.above(1600); // the image's fixed count is in it
+    });
+
+    it('counts an element once while it is remembered, and only the new ones of a next turn', async () => {
+      const first = await counted(() => tokensOf(body(turn1), 'once'));
+      expect(first.texts, 'the joined short texts of each of system, message and tools').to.equal(3);
+      const again = await counted(() => tokensOf(body(turn1), 'once'));
+      expect(again).to.deep.equal({ tokens: first.tokens, texts: 0 });
+      const next = await counted(() => tokensOf(body(turn2), 'once'));
+      expect(next.texts, 'the two new messages').to.equal(2);
+      let expected = 0;
+      for (const element of elementsOf(turn2, 'You are terse.')) expected += await countRequestText(element, 'once-reference');
+      expect(next.tokens).to.equal(expected);
+      // Another key counts everything itself.
+      expect((await counted(() => tokensOf(body(turn2), 'once, another key'))).texts).to.equal(5);
+    });
+
+    it('is right when nothing can be remembered', async () => {
+      const previous = limitCheckedText(0);
+      try {
+        const a = await counted(() => tokensOf(body(turn2), 'unremembered'));
+        const b = await counted(() => tokensOf(body(turn2), 'unremembered'));
+        expect(b.tokens).to.equal(a.tokens);
+        expect(b.texts, 'counted again').to.equal(5);
+      } finally {
+        limitCheckedText(previous);
+      }
+    });
   });
 });
