@@ -19,6 +19,7 @@ import path from 'node:path';
 import { createProxyServer } from 'http-proxy-3';
 import Koa, { type Context, type Next } from 'koa';
 import { checkRequest, type CheckedEndpoint, type KnownRequest } from '../src/http/request-check.ts';
+import type { ElementRange } from '../src/http/request-check-parts.ts';
 import { newRequestId } from '../src/util/request-id.ts';
 import { tuneGc } from '../src/util/gc-settings.ts';
 import { BodyBytes } from '../src/http/body-bytes.ts';
@@ -136,8 +137,10 @@ const body = (endpoint: CheckedEndpoint) => async (ctx: Context, next: Next): Pr
   const checked = checkRequest(raw, endpoint, 128, last);
   if (checked === null) ctx.throw(400);
   // Copied only when new: an element found again keeps the copy already held.
-  const keep = (range: { start: number; end: number } | undefined, before: { bytes: Buffer } | undefined) => {
+  // An element the check stepped over names the one it is (`same`): kept without comparing again.
+  const keep = (range: ElementRange | undefined, before: { bytes: Buffer } | undefined) => {
     if (range === undefined) return undefined;
+    if (before !== undefined && range.same === before) return before;
     const length = range.end - range.start;
     if (before !== undefined && before.bytes.length === length && raw.compare(before.bytes, 0, length, range.start, range.end) === 0) return before;
     return { bytes: Buffer.from(raw.subarray(range.start, range.end)) };

@@ -37,14 +37,36 @@ export interface KnownRequest {
 /** Where an element sits in a request: its `system`, its `tools`, or the message at an index. */
 export type Place = 'system' | 'tools' | number;
 
-/** Whether the value at the walk is one of `known`'s elements at `place`, stepped over if so. */
-export function skipKnown(walk: JsonWalk, known: readonly KnownRequest[] | undefined, place: Place): boolean {
-  if (known === undefined) return false;
+/** A checked element's range, and the known element these bytes were found to be, if any. */
+export interface ElementRange extends ValueRange {
+  /**
+   * The element of `known` that these bytes are, byte for byte, when it was stepped over: the
+   * estimate (usage/checked-text.ts) finds it by identity instead of comparing the bytes again.
+   */
+  readonly same?: { readonly bytes: Buffer };
+}
+
+/**
+ * The range of the element at the walk, at `place`: stepped over when it is one of `known`'s
+ * elements there, else checked by `check`.
+ */
+export function elementRange(walk: JsonWalk, known: readonly KnownRequest[] | undefined, place: Place, check: () => unknown): ElementRange {
+  let same: { readonly bytes: Buffer } | undefined;
+  const range = walk.range(() => {
+    same = knownAt(walk, known, place);
+    if (same === undefined) check();
+  });
+  return same === undefined ? range : { start: range.start, end: range.end, same };
+}
+
+/** The element of `known` at `place` that the value at the walk is, stepped over if so. */
+function knownAt(walk: JsonWalk, known: readonly KnownRequest[] | undefined, place: Place): { readonly bytes: Buffer } | undefined {
+  if (known === undefined) return undefined;
   for (const seen of known) {
     const element = place === 'system' ? seen.system : place === 'tools' ? seen.tools : seen.messages[place];
-    if (element !== undefined && walk.skipKnown(element.bytes)) return true;
+    if (element !== undefined && walk.skipKnown(element.bytes)) return element;
   }
-  return false;
+  return undefined;
 }
 
 export const key = (text: string): Buffer => Buffer.from(text);

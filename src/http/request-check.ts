@@ -1,5 +1,5 @@
 import { JsonWalk, NOT_CHECKED, type Kind } from './json-walk.ts';
-import { boolean, integer, isNull, K, key, knownKeys, loose, modelString, namedObject, numberIn, skipKnown, stringValue, TopLevel, type CheckedRequest, type KnownRequest } from './request-check-parts.ts';
+import { boolean, integer, isNull, K, key, knownKeys, loose, modelString, namedObject, numberIn, elementRange, stringValue, TopLevel, type CheckedRequest, type KnownRequest } from './request-check-parts.ts';
 import { responsesBody } from './responses-check.ts';
 
 /**
@@ -72,13 +72,13 @@ function messagesBody(walk: JsonWalk, withMaxTokens: boolean, known: readonly Kn
         top.fields.set('model', w.range(() => modelString(w, top)));
         return;
       case 'messages':
-        if (w.array((_, i) => top.messages.push(w.range(() => skipKnown(w, known, i) || messagesMessage(w)))) < 1) w.fail();
+        if (w.array((_, i) => top.messages.push(elementRange(w, known, i, () => messagesMessage(w)))) < 1) w.fail();
         return;
       case 'system':
-        top.system = w.range(() => skipKnown(w, known, 'system') || textOrBlocks(w));
+        top.system = elementRange(w, known, 'system', () => textOrBlocks(w));
         return;
       case 'tools':
-        top.fields.set('tools', w.range(() => skipKnown(w, known, 'tools') || w.array(() => namedObject(w, K.name))));
+        top.fields.set('tools', elementRange(w, known, 'tools', () => w.array(() => namedObject(w, K.name))));
         return;
       case 'tool_choice':
       case 'thinking':
@@ -169,7 +169,7 @@ function chatBody(walk: JsonWalk, known: readonly KnownRequest[] | undefined): C
         top.fields.set('model', w.range(() => modelString(w, top)));
         return;
       case 'messages':
-        if (w.array((_, i) => top.messages.push(w.range(() => skipKnown(w, known, i) || chatMessage(w)))) < 1) w.fail();
+        if (w.array((_, i) => top.messages.push(elementRange(w, known, i, () => chatMessage(w)))) < 1) w.fail();
         return;
       case 'stream':
         if (!isNull(w) && boolean(w)) top.head['stream'] = true;
@@ -204,7 +204,7 @@ function chatBody(walk: JsonWalk, known: readonly KnownRequest[] | undefined): C
         if (!isNull(w)) top.head[name] = integer(w, 1, Infinity);
         return;
       case 'tools':
-        top.fields.set('tools', w.range(() => skipKnown(w, known, 'tools') || w.array(() => namedObject(w, K.type))));
+        top.fields.set('tools', elementRange(w, known, 'tools', () => w.array(() => namedObject(w, K.type))));
         return;
       default:
         loose(w, top);

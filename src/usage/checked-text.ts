@@ -1,6 +1,6 @@
 import type { BodyBytes } from '../http/body-bytes.ts';
 import type { ValueRange } from '../http/json-scan.ts';
-import type { KnownRequest } from '../http/request-check-parts.ts';
+import type { ElementRange, KnownRequest } from '../http/request-check-parts.ts';
 import { jsonText } from '../http/json-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText, type RequestText } from './request-text.ts';
 import { countGroups } from './token-count.ts';
@@ -26,9 +26,9 @@ import { countGroups } from './token-count.ts';
  */
 export interface CheckedElements {
   /** The `system` value (Messages), or Responses' `instructions` when it is a string. */
-  readonly system?: ValueRange;
+  readonly system?: ElementRange;
   /** Each message, in order; Responses: the `input` string as one element, or each input item. */
-  readonly messages: readonly ValueRange[];
+  readonly messages: readonly ElementRange[];
 }
 
 interface Entry extends RequestText {
@@ -153,10 +153,12 @@ function entriesOf(format: CheckedFormat, raw: BodyBytes, elements: CheckedEleme
   return entries;
 }
 
-function entryOf(raw: BodyBytes, range: ValueRange, recent: readonly Seen[], at: (seen: Seen) => Entry | undefined, read: Read): Entry {
+function entryOf(raw: BodyBytes, range: ElementRange, recent: readonly Seen[], at: (seen: Seen) => Entry | undefined, read: Read): Entry {
   for (const seen of recent) {
     const known = at(seen);
-    if (known !== undefined && raw.equals(range.start, range.end, known.bytes)) return known;
+    // The check stepped over these bytes as this very element (request-check-parts.ts): no second
+    // comparison, which on Claude Code's 76 KB request was another memcmp of 75 KB (issue #17).
+    if (known !== undefined && (known === range.same || raw.equals(range.start, range.end, known.bytes))) return known;
   }
   const bytes = raw.copy(range.start, range.end);
   reads++;

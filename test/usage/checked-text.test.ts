@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { BodyBytes } from '../../src/http/body-bytes.ts';
 import { checkRequest } from '../../src/http/request-check.ts';
-import { checkedInputTokens, checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText } from '../../src/usage/checked-text.ts';
+import { checkedInputTokens, checkedRequestText, checkedTextHeld, checkedTextReads, limitCheckedText, recentElements } from '../../src/usage/checked-text.ts';
 import { chatRequestText, messagesRequestText, responsesRequestText } from '../../src/usage/request-text.ts';
 import { countRequestText, tokenizedTexts } from '../../src/usage/token-count.ts';
 
@@ -70,6 +70,34 @@ describe("a checked body's input text (issue #17)", () => {
     expect(text('messages')).to.deep.equal(messagesRequestText({ messages: [message] }));
     expect(text('chat')).to.deep.equal(chatRequestText({ messages: [message] }));
     expect(text('chat').fixed).to.equal(1600);
+  });
+
+  it('finds an element the check stepped over by identity, without comparing its bytes again', () => {
+    const compared = (run: () => unknown): number => {
+      const equals = BodyBytes.prototype.equals;
+      let calls = 0;
+      BodyBytes.prototype.equals = function (this: BodyBytes, ...args: Parameters<typeof equals>) {
+        calls++;
+        return equals.apply(this, args);
+      };
+      try {
+        run();
+      } finally {
+        BodyBytes.prototype.equals = equals;
+      }
+      return calls;
+    };
+    const raw = body(turn2);
+    const expected = textOf(raw, 'identity');
+    const textAfter = (known: boolean) => {
+      const checked = checkRequest(raw, 'messages', 128, known ? recentElements('messages', 'identity') : undefined);
+      if (!checked) throw new Error('not checked');
+      return checkedRequestText('messages', BodyBytes.of(raw), checked.elements, 'identity', checked.scan.fields.get('tools'));
+    };
+    // Checked with the key's recent elements: each is stepped over, and then found by identity.
+    expect(compared(() => expect(textAfter(true)).to.deep.equal(expected))).to.equal(0);
+    // Checked without them: each is found by its bytes, as before.
+    expect(compared(() => expect(textAfter(false)).to.deep.equal(expected))).to.equal(5);
   });
 
   it('stays within its bound', () => {
