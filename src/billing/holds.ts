@@ -8,8 +8,11 @@ import type { HoldSpec, LedgerEntry, ReserveResult, SettleResult, Store } from '
  */
 export interface Holds {
   reserve(hold: HoldSpec): Promise<ReserveResult>;
-  /** After the store settled the request: releases a hold kept outside the store. */
-  settled(entry: LedgerEntry, result: SettleResult): Promise<void>;
+  /**
+   * After the store settled the request: releases a hold kept outside the store. Nothing to wait
+   * for (undefined) where holds live in the store: a promise per request less (issue #17).
+   */
+  settled(entry: LedgerEntry, result: SettleResult): Promise<void> | undefined;
   /** Settles and releases holds left by dead instances, and releases those the ledger already settled. */
   reconcile(): Promise<number>;
   /** Pico-dollars held on each key outside the store (whose own `held` counts the rest); absent keys hold nothing there. */
@@ -37,7 +40,9 @@ export class StoreHolds implements Holds {
   reserve(hold: HoldSpec): Promise<ReserveResult> {
     return this.#store.reserve(hold);
   }
-  async settled(): Promise<void> {}
+  settled(): undefined {
+    return undefined; // the settlement released it in the same transaction
+  }
   async reconcile(): Promise<number> {
     return 0;
   }

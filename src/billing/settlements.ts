@@ -44,9 +44,9 @@ export class Settlements {
 
   /** Writes the charge; if the store refuses, the entry is kept for retry and undefined returned. */
   async settle(entry: LedgerEntry): Promise<SettleResult | undefined> {
-    const written = this.#store.settle(entry).then(async (result) => {
-      await this.#holds?.settled(entry, result);
-      return result;
+    const written = this.#store.settle(entry).then((result) => {
+      const released = this.#holds?.settled(entry, result);
+      return released === undefined ? result : released.then(() => result);
     });
     this.#writing.set(entry.requestId, { keyId: entry.keyId, written });
     try {

@@ -77,7 +77,12 @@ export class UpstreamTimers {
       // No answer will come: nothing left to time.
       if (!this.#response) this.clear();
     });
-    this.#schedule();
+    // Armed no later than the idle deadline of an answer that began now: when the answer comes,
+    // its idle deadline is later still, so the timer set here serves the whole request. Armed for
+    // the first-byte deadline alone, it was re-armed for the idle one on every answer, a second
+    // timer per request (issue #17). A first byte slower than idle_ms costs one early look, which
+    // arms again for the real deadline (#onDue).
+    this.#schedule(now + this.#timeouts.idleMs);
   }
 
   /**
@@ -124,8 +129,9 @@ export class UpstreamTimers {
     return this.#idling ? this.#lastChunk + this.#timeouts.idleMs : Infinity;
   }
 
-  #schedule(): void {
-    const due = Math.min(this.#connectDue, this.#firstByteDue, this.#totalDue, this.#idleDue());
+  /** Arms the timer for the earliest deadline (or `early`, a time to look again), unless it is armed sooner. */
+  #schedule(early = Infinity): void {
+    const due = Math.min(this.#connectDue, this.#firstByteDue, this.#totalDue, this.#idleDue(), early);
     if (due >= this.#armedFor) return; // the armed timer fires first and looks again
     this.#disarm();
     if (due === Infinity) return;

@@ -91,4 +91,37 @@ describe('upstream timers', () => {
     wait(3);
     expect(timers.fired?.kind).to.equal('total');
   });
+
+  it('arms one timer for a request answered and read within idle_ms, and still times out a slow first byte exactly', () => {
+    let armed = 0;
+    const set = clock.set.bind(clock);
+    clock.set = (fire, ms) => {
+      armed++;
+      return set(fire, ms);
+    };
+    const timers = new UpstreamTimers(TIMEOUTS, clock);
+    const request = new FakeStream();
+    request.socket = Object.assign(new FakeStream(), { connecting: false });
+    timers.watch(request as unknown as ClientRequest);
+    wait(30);
+    const response = new FakeStream();
+    timers.responded(response as unknown as IncomingMessage);
+    wait(20);
+    timers.touch();
+    response.emit('close');
+    expect(armed, 'one timer for the first byte and the idle gaps').to.equal(1);
+    expect(timers.fired).to.equal(undefined);
+
+    // idle_ms (80) is shorter than first_byte_ms (150): the timer looks early, then arms again.
+    armed = 0;
+    const slow = new UpstreamTimers(TIMEOUTS, clock);
+    const waiting = new FakeStream();
+    waiting.socket = Object.assign(new FakeStream(), { connecting: false });
+    slow.watch(waiting as unknown as ClientRequest);
+    wait(149);
+    expect(slow.fired).to.equal(undefined);
+    wait(1);
+    expect(slow.fired?.kind).to.equal('first_byte');
+    expect(armed).to.equal(2);
+  });
 });
