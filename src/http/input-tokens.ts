@@ -2,6 +2,7 @@ import { countInputTokens } from '../usage/token-count.ts';
 import { checkedInputTokens } from '../usage/checked-text.ts';
 import { jsonText } from './json-text.ts';
 import type { GatewayState } from './state.ts';
+import type { ValueRange } from './json-scan.ts';
 
 /**
  * The request's input-token estimate (issue #4), counted once per request: the rate limiter, the
@@ -30,7 +31,12 @@ export const COUNTED_AS = {
   audio_translations: 'images',
 } as const;
 
-export async function inputTokensOf(state: GatewayState): Promise<number> {
+/**
+ * The estimate, once per request. A number, not a promise, when it is known at once: counted
+ * before, or a checked body whose every element was counted before (a coding agent's repeated
+ * turn), so the hold's path makes no promises for it (issue #17).
+ */
+export function inputTokensOf(state: GatewayState): number | Promise<number> {
   if (state.inputTokens !== undefined) return state.inputTokens;
   const { route, raw, scan, key, elements } = state;
   if (!route) return 0;
@@ -41,11 +47,17 @@ export async function inputTokensOf(state: GatewayState): Promise<number> {
     // A checked body: its elements are read from the bytes, never the whole body (issue #17). A
     // Responses continuation whose input Junction replays has none: it is counted from its new body.
     // Each element's count is kept with it, so a repeated element is not counted again.
-    state.inputTokens = await checkedInputTokens(format, raw, elements, scope, tools);
-    return state.inputTokens;
+    const counted = checkedInputTokens(format, raw, elements, scope, tools);
+    if (typeof counted === 'number') return (state.inputTokens = counted);
+    return counted.then((tokens) => (state.inputTokens = tokens));
   }
+  return parsedInputTokens(state, format, scope, tools);
+}
+
+async function parsedInputTokens(state: GatewayState, format: (typeof COUNTED_AS)[keyof typeof COUNTED_AS], scope: string, tools: ValueRange | undefined): Promise<number> {
   const body = state.body;
   if (!body) return 0;
+  const raw = state.raw;
   // Read as jsonText reads a body: a non-ASCII character becomes its `\u` escape, a few tokens more
   // for the estimate, and the 40 KB stays a one-byte string, 5× faster to make (issue #17).
   const toolsText = raw && tools ? jsonText(raw.view(tools.start, tools.end)) : undefined;

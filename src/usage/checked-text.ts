@@ -113,21 +113,24 @@ export function checkedRequestText(format: CheckedFormat, raw: BodyBytes, elemen
  * are joined within the element, where a body counted whole joins them across the body: the two
  * differ only where a token would span two elements.
  */
-export async function checkedInputTokens(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): Promise<number> {
+export function checkedInputTokens(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): number | Promise<number> {
   let total = 0;
   let uncounted: Entry[] | undefined;
   for (const entry of entriesOf(format, raw, elements, scope, tools)) {
     if (entry.tokens === undefined) (uncounted ??= []).push(entry);
     else total += entry.tokens;
   }
+  // Every element counted before: the estimate is known now, without a promise (input-tokens.ts).
   if (uncounted === undefined) return total;
-  const counts = await countGroups(uncounted, scope);
-  for (let i = 0; i < uncounted.length; i++) {
-    const count = counts[i] ?? 0;
-    (uncounted[i] as Entry).tokens = count;
-    total += count;
-  }
-  return total;
+  const counting = uncounted;
+  return countGroups(counting, scope).then((counts) => {
+    for (let i = 0; i < counting.length; i++) {
+      const count = counts[i] ?? 0;
+      (counting[i] as Entry).tokens = count;
+      total += count;
+    }
+    return total;
+  });
 }
 
 /** The body's elements (system, each message, tools), each found among the key's recent requests or read. */

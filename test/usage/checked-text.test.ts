@@ -124,7 +124,7 @@ describe("a checked body's input text (issue #17)", () => {
       ...messages.map((m) => messagesRequestText({ messages: [m] })),
       { parts: ['[{"name":"t"}]'], fixed: 0 },
     ];
-    const counted = async (run: () => Promise<number>): Promise<{ tokens: number; texts: number }> => {
+    const counted = async (run: () => number | Promise<number>): Promise<{ tokens: number; texts: number }> => {
       const before = tokenizedTexts();
       const tokens = await run();
       return { tokens, texts: tokenizedTexts() - before };
@@ -144,6 +144,8 @@ describe("a checked body's input text (issue #17)", () => {
       expect(first.texts, 'the joined short texts of each of system, message and tools').to.equal(3);
       const again = await counted(() => tokensOf(body(turn1), 'once'));
       expect(again).to.deep.equal({ tokens: first.tokens, texts: 0 });
+      // Known at once: a number, not a promise, so the hold's path waits for nothing.
+      expect(tokensOf(body(turn1), 'once')).to.equal(first.tokens);
       const next = await counted(() => tokensOf(body(turn2), 'once'));
       expect(next.texts, 'the two new messages').to.equal(2);
       let expected = 0;

@@ -74,7 +74,8 @@ async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost:
   }
   // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
   // counted already when a tpm limit applies (rate-limit.ts).
-  const inputTokens = await inputTokensOf(state);
+  const counted = inputTokensOf(state);
+  const inputTokens = typeof counted === 'number' ? counted : await counted;
   if (state.upload && (route.endpoint === 'audio_transcriptions' || route.endpoint === 'audio_translations')) {
     const { amount, audioMs } = transcriptionHoldOf(route, state.upload, Math.ceil(inputTokens * INPUT_MARGIN));
     return { amount, inputCost: BigInt(inputTokens) * route.prices.input, reservation: { amount, inputTokens, audioMs } };
