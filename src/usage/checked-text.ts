@@ -36,8 +36,9 @@ interface Entry extends RequestText {
   readonly bytes: Buffer;
   /**
    * The element's estimate, once counted (checkedInputTokens): an element found again is not
-   * counted again. Counting the texts of a repeated 76 KB request, even each one's remembered count
-   * looked up, cost about 35 µs of a request's CPU on Node 24 (issue #17, twelfth session).
+   * counted again. Counting the texts of a repeated 76 KB request, short ones tokenized and long
+   * ones' remembered counts looked up, took 6–9 µs in-process against 2–3 µs now, and about 18 µs
+   * of tokenizer in a Node 24 server profile (issue #17, twelfth session; bench/input-estimate.ts).
    */
   tokens?: number;
 }
