@@ -23,6 +23,15 @@ const TIMEOUTS: Timeouts = { connectMs: 60, firstByteMs: 150, idleMs: 80, totalM
 let clock = new ManualTimers();
 const wait = (ms: number): void => clock.advance(ms);
 
+/** Timers watching a request sent on a pooled keep-alive connection (no connect deadline). */
+function pooled(): { timers: UpstreamTimers; request: FakeStream } {
+  const timers = new UpstreamTimers(TIMEOUTS, clock);
+  const request = new FakeStream();
+  request.socket = Object.assign(new FakeStream(), { connecting: false });
+  timers.watch(request as unknown as ClientRequest);
+  return { timers, request };
+}
+
 function start(timeouts = TIMEOUTS): { timers: UpstreamTimers; request: FakeStream; socket: FakeStream } {
   const timers = new UpstreamTimers(timeouts, clock);
   const request = new FakeStream();
@@ -47,10 +56,7 @@ describe('upstream timers', () => {
   });
 
   it('a pooled connection skips the connect timer; no answer within first_byte_ms is a first-byte timeout', () => {
-    const timers = new UpstreamTimers(TIMEOUTS, clock);
-    const request = new FakeStream();
-    request.socket = Object.assign(new FakeStream(), { connecting: false });
-    timers.watch(request as unknown as ClientRequest);
+    const { timers } = pooled();
     wait(149);
     expect(timers.fired).to.equal(undefined);
     wait(1);
@@ -99,10 +105,7 @@ describe('upstream timers', () => {
       armed++;
       return set(fire, ms);
     };
-    const timers = new UpstreamTimers(TIMEOUTS, clock);
-    const request = new FakeStream();
-    request.socket = Object.assign(new FakeStream(), { connecting: false });
-    timers.watch(request as unknown as ClientRequest);
+    const { timers } = pooled();
     wait(30);
     const response = new FakeStream();
     timers.responded(response as unknown as IncomingMessage);
@@ -114,10 +117,7 @@ describe('upstream timers', () => {
 
     // idle_ms (80) is shorter than first_byte_ms (150): the timer looks early, then arms again.
     armed = 0;
-    const slow = new UpstreamTimers(TIMEOUTS, clock);
-    const waiting = new FakeStream();
-    waiting.socket = Object.assign(new FakeStream(), { connecting: false });
-    slow.watch(waiting as unknown as ClientRequest);
+    const slow = pooled().timers;
     wait(149);
     expect(slow.fired).to.equal(undefined);
     wait(1);
