@@ -42,22 +42,32 @@ export class Settlements {
     }
   }
 
-  /** Writes the charge; if the store refuses, the entry is kept for retry and undefined returned. */
-  async settle(entry: LedgerEntry): Promise<SettleResult | undefined> {
+  /**
+   * Writes the charge; if the store refuses, the entry is kept for retry and undefined returned.
+   * Promise callbacks, not an async function awaiting the write: two promises and their microtask
+   * turns less per request (issue #17). The promise never rejects.
+   */
+  settle(entry: LedgerEntry): Promise<SettleResult | undefined> {
+    const id = entry.requestId;
+    const refused = (err: unknown): undefined => {
+      this.#writing.delete(id);
+      this.#failed.set(id, entry);
+      this.#log.error({ req_id: id, err }, 'ledger settlement failed; it will be retried');
+      return undefined;
+    };
     const written = this.#store.settle(entry).then((result) => {
       const released = this.#holds?.settled(entry, result);
-      return released === undefined ? result : released.then(() => result);
-    });
-    this.#writing.set(entry.requestId, { keyId: entry.keyId, written });
-    try {
-      return await written;
-    } catch (err) {
-      this.#failed.set(entry.requestId, entry);
-      this.#log.error({ req_id: entry.requestId, err }, 'ledger settlement failed; it will be retried');
-      return undefined;
-    } finally {
-      this.#writing.delete(entry.requestId);
-    }
+      if (released === undefined) {
+        this.#writing.delete(id);
+        return result;
+      }
+      return released.then(() => {
+        this.#writing.delete(id);
+        return result;
+      }, refused);
+    }, refused);
+    this.#writing.set(id, { keyId: entry.keyId, written });
+    return written;
   }
 
   /**

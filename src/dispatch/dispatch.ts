@@ -71,20 +71,19 @@ export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
     return usable;
   };
 
-  return async (ctx) => {
+  // Not an async function: the failover loop's promise is the link's (issue #17: a promise less).
+  // A throw here is synchronous, which Koa's compose turns into a rejection.
+  return (ctx) => {
     const { route, candidates } = ctx.state;
     if (!route || !candidates) throw ERR.internal();
     const usable = usableFor(candidates, route.endpoint);
     if (usable.length === 0) {
       // The head, not the body: a checked body is counted from its bytes, never parsed (issue #17).
-      if (COUNTING.has(route.endpoint) && headOf(ctx.state)) {
-        // No upstream can count: answer with the local estimate (docs/money.md, "Input-token estimate").
-        await answerLocalCount(ctx);
-        return;
-      }
+      // No upstream can count: answer with the local estimate (docs/money.md, "Input-token estimate").
+      if (COUNTING.has(route.endpoint) && headOf(ctx.state)) return answerLocalCount(ctx);
       throw ERR.formatUnsupported(route.model.id, route.provider.config.id, ctx.path);
     }
-    await serveWithFailover(ctx, usable, serve, options.failover);
+    return serveWithFailover(ctx, usable, serve, options.failover);
   };
 }
 

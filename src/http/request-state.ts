@@ -7,7 +7,7 @@ import type { BodyBytes } from './body-bytes.ts';
 import type { JsonScan } from './json-scan.ts';
 import { jsonText } from './json-text.ts';
 import type { Upload } from './multipart/upload.ts';
-import type { RequestOutcome, Reservation, ResolvedRoute } from './state.ts';
+import { RequestOutcome, type Reservation, type ResolvedRoute } from './state.ts';
 
 /**
  * Per-request state shared by the middleware chain (`ctx.state`, typed `GatewayState`), made once
@@ -56,7 +56,7 @@ export class RequestState {
    */
   usageForced?: boolean;
   /** What happened to the request: filled in along the chain, read once when it ends. */
-  readonly outcome: RequestOutcome = {};
+  readonly outcome = new RequestOutcome();
   #body: Record<string, unknown> | undefined = undefined;
   /** A checked body's bytes, until it is first read. */
   #unparsed: BodyBytes | undefined = undefined;

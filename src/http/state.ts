@@ -22,8 +22,13 @@ export const CLIENT_DISCONNECTED = 'client_disconnected';
 /** How a request was served, for the request log and the usage sink. */
 export type RouteKind = 'native' | 'translated' | 'in-process' | 'local';
 
-/** What happened to a request: filled in along the chain, read once when it ends. */
-export interface RequestOutcome {
+/**
+ * What happened to a request: filled in along the chain, read once when it ends. A class whose
+ * fields all exist from the start (as undefined), so every request's outcome has one shape and the
+ * many sites that read it stay monomorphic; a plain object grew field by field in whichever order
+ * a request's path set them (issue #17).
+ */
+export class RequestOutcome {
   kind?: RouteKind;
   upstreamStatus?: number;
   /** The upstream's own id for the request, when it sent one (issue #16). */

@@ -83,12 +83,16 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
         const span = state.trace?.child(`${state.route?.endpoint ?? 'request'} ${route.model}`, { 'gen_ai.provider.name': provider, 'gen_ai.request.model': route.model, 'junction.attempt': state.outcome.attempts }, true);
         const traceparent = span && RequestTrace.traceparentOf(span);
         if (traceparent !== undefined) state.traceparent = traceparent;
-        // Through then(), so a synchronous throw in a serving path is caught here too.
-        const result = await Promise.resolve().then(() => serve(ctx, route, attempt)).catch((err: unknown) => {
+        // A synchronous throw in a serving path is caught here too. Not through
+        // Promise.resolve().then(serve).catch(): two promises more per request (issue #17).
+        let result: AttemptResult;
+        try {
+          result = await serve(ctx, route, attempt);
+        } catch (err) {
           // A plugin's request hook or a bug: answered like any failure, so keepalives end properly.
           if (!(err instanceof GatewayError)) options.log.error({ req_id: state.requestId, provider, err }, 'route failed');
-          return failed(failureOf(err instanceof GatewayError ? err : ERR.internal()));
-        });
+          result = failed(failureOf(err instanceof GatewayError ? err : ERR.internal()));
+        }
         if (span) endSpan(span, result.ok ? state.outcome.error : result.failure.error.code, state.outcome.upstreamStatus === undefined ? {} : { 'http.response.status_code': state.outcome.upstreamStatus });
         if (result.ok) {
           judge(breaker, state.outcome.error);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../src/config/load.ts';
-import { picoToUsdText, perMillionToPicoPerToken, usdToPico } from '../../src/billing/money.ts';
+import { picoToUsdNumber, picoToUsdText, perMillionToPicoPerToken, usdToPico } from '../../src/billing/money.ts';
 import { audioCostOf, compilePrices, costOf, imagePriceOf, maxCostOf } from '../../src/billing/pricing.ts';
 
 const usage = (u: Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }>) => ({
@@ -34,6 +34,21 @@ describe('money in integer pico-dollars', () => {
     expect(picoToUsdText(1_234_500_000n)).to.equal('0.0012345');
     expect(picoToUsdText(100_000_000_000_000n)).to.equal('100');
     expect(picoToUsdText(-1n)).to.equal('-0.000000000001');
+  });
+
+  it('gives amounts as the number their exact text parses to, small and large (issue #17)', () => {
+    // A seeded generator: the same 20,000 amounts every run, of every magnitude up to 2^62.
+    let seed = 17;
+    const next = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+    const amounts = [0n, 1n, -1n, 2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, 2n ** 53n + 1n, 10n ** 18n + 7n, 123_456_789_012_345n];
+    for (let i = 0; i < 20_000; i++) {
+      const digits = 1 + (next() % 19);
+      let pico = 0n;
+      for (let d = 0; d < digits; d++) pico = pico * 10n + BigInt(next() % 10);
+      amounts.push(next() % 4 === 0 ? -pico : pico);
+    }
+    for (const pico of amounts) expect(picoToUsdNumber(pico), String(pico)).to.equal(Number(picoToUsdText(pico)));
+    expect(picoToUsdNumber(12_345_000_000n)).to.equal(0.012345);
   });
 
   it('refuses a price with more than 6 decimals at its YAML path', () => {

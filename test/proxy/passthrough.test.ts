@@ -178,6 +178,27 @@ describe('native passthrough', () => {
       expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(res.text)));
     });
 
+    it('splices usage.cost into a usage written with whitespace, and replaces a cost the upstream sent', async () => {
+      // The cost is spliced in before the usage's closing brace: the upstream's own bytes stay as
+      // they came, spaces and key order included (issue #17). A usage with its own cost (OpenRouter)
+      // gets ours in its place, as one object: a second "cost" key would be invalid for strict parsers.
+      const pretty = JSON.stringify(JSON.parse(FIXTURES.openaiText()), null, 2);
+      const usageClose = pretty.indexOf('\n  }', pretty.indexOf('"usage"')) + 3;
+      const withCost = JSON.stringify({ ...JSON.parse(FIXTURES.openaiText()), usage: { prompt_tokens: 19, completion_tokens: 7, cost: 9.99 } });
+      const empty = JSON.stringify({ ...JSON.parse(FIXTURES.openaiText()), usage: {} });
+      const cases = [
+        [pretty, `${pretty.slice(0, usageClose)},"cost":0.0001125${pretty.slice(usageClose)}`],
+        [withCost, withCost.replace('"cost":9.99', '"cost":0.0001175')],
+        [empty, empty.replace('"usage":{}', '"usage":{"cost":0}')],
+      ] as const;
+      for (const [answer, expected] of cases) {
+        env.upstream.script(() => ({ headers: { 'content-type': 'application/json' }, body: answer }));
+        const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] } });
+        expect(res.text).to.equal(expected);
+        expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(res.text)));
+      }
+    });
+
     it('adds usage.cost to a whole Chat answer that arrives in pieces, cut inside its usage', async () => {
       // The usage tap joins the pieces and finds the usage once; usage.cost is written from that.
       const answer = Buffer.from(FIXTURES.openaiText());

@@ -143,27 +143,30 @@ function recordOf(
   estimated: boolean,
   charged: bigint | undefined,
 ): RequestRecord {
-  const route = state.route;
+  const { route, outcome } = state;
   const head = route ? undefined : headOf(state);
   const model = route?.model.id ?? (typeof head?.['model'] === 'string' ? head['model'].slice(0, 200) : undefined);
-  return {
-    requestId: state.requestId,
-    method,
-    path,
-    status,
-    durationMs: performance.now() - state.startedAt,
-    ...(state.key && { keyName: state.key.name }),
-    ...(model !== undefined && { model }),
-    ...(route && { endpoint: route.endpoint, provider: route.provider.config.id, upstreamModel: route.upstreamModel }),
-    ...(state.outcome.kind && { kind: state.outcome.kind }),
-    ...(state.outcome.upstreamStatus !== undefined && { upstreamStatus: state.outcome.upstreamStatus }),
-    ...(state.outcome.upstreamRequestId !== undefined && { upstreamRequestId: state.outcome.upstreamRequestId }),
-    ...(state.outcome.firstByteMs !== undefined && { firstByteMs: state.outcome.firstByteMs }),
-    ...(state.outcome.upstreamFirstChunkMs !== undefined && { upstreamFirstChunkMs: state.outcome.upstreamFirstChunkMs }),
-    ...(usage && { usage }),
-    ...(estimated && { estimated }),
-    ...(charged !== undefined && { charged }),
-    ...(state.outcome.error !== undefined && { errorCode: state.outcome.error }),
-    ...(state.outcome.attempts !== undefined && state.outcome.attempts > 1 && { attempts: state.outcome.attempts }),
-  };
+  // Field by field onto one object, not a spread of a temporary object per field: fifteen
+  // allocations and copies less per request (issue #17). Absent fields stay absent, not undefined.
+  const record: Writable<RequestRecord> = { requestId: state.requestId, method, path, status, durationMs: performance.now() - state.startedAt };
+  if (state.key) record.keyName = state.key.name;
+  if (model !== undefined) record.model = model;
+  if (route) {
+    record.endpoint = route.endpoint;
+    record.provider = route.provider.config.id;
+    record.upstreamModel = route.upstreamModel;
+  }
+  if (outcome.kind) record.kind = outcome.kind;
+  if (outcome.upstreamStatus !== undefined) record.upstreamStatus = outcome.upstreamStatus;
+  if (outcome.upstreamRequestId !== undefined) record.upstreamRequestId = outcome.upstreamRequestId;
+  if (outcome.firstByteMs !== undefined) record.firstByteMs = outcome.firstByteMs;
+  if (outcome.upstreamFirstChunkMs !== undefined) record.upstreamFirstChunkMs = outcome.upstreamFirstChunkMs;
+  if (usage) record.usage = usage;
+  if (estimated) record.estimated = estimated;
+  if (charged !== undefined) record.charged = charged;
+  if (outcome.error !== undefined) record.errorCode = outcome.error;
+  if (outcome.attempts !== undefined && outcome.attempts > 1) record.attempts = outcome.attempts;
+  return record;
 }
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };

@@ -6,7 +6,7 @@ import { ERR } from '../../errors.ts';
 import type { Holds } from '../../billing/holds.ts';
 import { inputTokensOf } from '../input-tokens.ts';
 import { transcriptionHoldOf } from '../../usage/transcription.ts';
-import { headOf, type GatewayMiddleware, type GatewayState, type Reservation } from '../state.ts';
+import { headOf, type GatewayMiddleware, type GatewayState, type Reservation, type ResolvedRoute } from '../state.ts';
 
 /**
  * The estimate counts with OpenAI's o200k tokenizer; Claude's tokenizers give roughly 20–30% more
@@ -38,7 +38,9 @@ export function createReservation(holds: Holds, instanceId: string, open: OpenHo
     const { route, key, requestId } = ctx.state;
     if (!route || !key) throw ERR.internal();
     if (COUNTING.has(route.endpoint)) return next(); // free, like Anthropic's own
-    const { amount, inputCost, reservation } = await planHold(ctx.state);
+    // Planned at once when the estimate is known (a repeated request): no promise to await (issue #17).
+    const plan = planHold(ctx.state);
+    const { amount, inputCost, reservation } = plan instanceof Promise ? await plan : plan;
     const span = ctx.state.trace?.child('junction.hold', { 'junction.hold_pico': String(amount) });
     const reserved = await holds.reserve({ requestId, keyId: key.id, amount, inputCost, model: route.model.id, provider: route.provider.config.id, instanceId });
     if (span) endSpan(span, reserved.ok ? undefined : 'insufficient_balance');
@@ -56,12 +58,20 @@ export function createReservation(holds: Holds, instanceId: string, open: OpenHo
   };
 }
 
+/** What a request holds, what its input alone costs, and what the reservation records. */
+interface HoldPlan {
+  readonly amount: Pico;
+  readonly inputCost: Pico;
+  readonly reservation: Reservation;
+}
+
 /**
  * What a request holds, and what its input alone costs (charged if the process dies before
  * settling). Speech costs its characters (code points) and the flat fee, exactly, before a byte is
  * spoken; every other endpoint its input tokens with a margin and the most output it may make.
+ * A plan, not a promise of one, when the input estimate is already known.
  */
-async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost: Pico; reservation: Reservation }> {
+function planHold(state: GatewayState): HoldPlan | Promise<HoldPlan> {
   const { route } = state;
   // n, the token limits, speech's input and images' size and quality: the checked head has the
   // first two (request-check.ts), and a body that has the others is never checked.
@@ -75,7 +85,10 @@ async function planHold(state: GatewayState): Promise<{ amount: Pico; inputCost:
   // The same estimator as count_tokens (issue #4), so a request count_tokens sized is held alike;
   // counted already when a tpm limit applies (rate-limit.ts).
   const counted = inputTokensOf(state);
-  const inputTokens = typeof counted === 'number' ? counted : await counted;
+  return typeof counted === 'number' ? planTokens(state, route, body, counted) : counted.then((inputTokens) => planTokens(state, route, body, inputTokens));
+}
+
+function planTokens(state: GatewayState, route: ResolvedRoute, body: Record<string, unknown>, inputTokens: number): HoldPlan {
   if (state.upload && (route.endpoint === 'audio_transcriptions' || route.endpoint === 'audio_translations')) {
     const { amount, audioMs } = transcriptionHoldOf(route, state.upload, Math.ceil(inputTokens * INPUT_MARGIN));
     return { amount, inputCost: BigInt(inputTokens) * route.prices.input, reservation: { amount, inputTokens, audioMs } };

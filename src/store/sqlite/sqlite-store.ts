@@ -165,11 +165,13 @@ export class SqliteStore implements Store {
     return String((this.#sql("SELECT value FROM meta WHERE name = 'keys_version'").get() as Row)['value']);
   }
 
-  async reserve(hold: HoldSpec): Promise<ReserveResult> {
+  // Not async functions: the group commit's own promise is the answer. An async wrapper returning
+  // it added a promise and two microtask turns to every hold and every settlement (issue #17).
+  reserve(hold: HoldSpec): Promise<ReserveResult> {
     return this.#writes.submit(() => this.#reserveTx(hold), () => this.#reserve(hold));
   }
 
-  async settle(entry: LedgerEntry): Promise<SettleResult> {
+  settle(entry: LedgerEntry): Promise<SettleResult> {
     return this.#writes.submit(() => this.#settleTx(entry), () => this.#settle(entry));
   }
 
