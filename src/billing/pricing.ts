@@ -71,26 +71,30 @@ export function imagePriceOf(prices: Prices, size: unknown, quality: unknown): P
  * that way) and are priced at the reasoning price when one is set.
  */
 export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n): Pico {
-  const reasoning = BigInt(Math.min(usage.reasoning, usage.output));
-  const plainOutput = BigInt(usage.output) - reasoning;
-  return (
-    BigInt(usage.input) * prices.input +
-    BigInt(usage.cacheRead) * prices.cacheRead +
-    BigInt(usage.cacheWrite) * prices.cacheWrite +
-    plainOutput * prices.output +
-    reasoning * prices.reasoning +
-    BigInt(usage.inputAudio ?? 0) * prices.inputAudio +
-    BigInt(usage.outputAudio ?? 0) * prices.outputAudio +
-    BigInt(usage.inputImage ?? 0) * prices.inputImage +
-    BigInt(usage.outputImage ?? 0) * prices.outputImage +
-    BigInt(usage.images ?? 0) * imagePrice +
-    BigInt(usage.characters ?? 0) * prices.characters +
-    audioCostOf(usage.audioMs ?? 0, prices) +
-    prices.request
-  );
+  // Only the counts a request has: most are zero (audio, images, characters), and each term was
+  // three BigInt allocations, about 40 in all per call (issue #17: twice per Chat answer).
+  const reasoning = Math.min(usage.reasoning, usage.output);
+  const plainOutput = usage.output - reasoning;
+  let cost = prices.request;
+  if (usage.input !== 0) cost += BigInt(usage.input) * prices.input;
+  if (usage.cacheRead !== 0) cost += BigInt(usage.cacheRead) * prices.cacheRead;
+  if (usage.cacheWrite !== 0) cost += BigInt(usage.cacheWrite) * prices.cacheWrite;
+  if (plainOutput !== 0) cost += BigInt(plainOutput) * prices.output;
+  if (reasoning !== 0) cost += BigInt(reasoning) * prices.reasoning;
+  if (usage.inputAudio) cost += BigInt(usage.inputAudio) * prices.inputAudio;
+  if (usage.outputAudio) cost += BigInt(usage.outputAudio) * prices.outputAudio;
+  if (usage.inputImage) cost += BigInt(usage.inputImage) * prices.inputImage;
+  if (usage.outputImage) cost += BigInt(usage.outputImage) * prices.outputImage;
+  if (usage.images) cost += BigInt(usage.images) * imagePrice;
+  if (usage.characters) cost += BigInt(usage.characters) * prices.characters;
+  if (usage.audioMs) cost += audioCostOf(usage.audioMs, prices);
+  return cost;
 }
 
 const MS_PER_MINUTE = 60_000n;
+
+/** The dearer of two prices, without an array per call (issue #17: once per request, for the hold). */
+const dearest = (a: Pico, b: Pico): Pico => (b > a ? b : a);
 
 /** Audio at the per-minute price, to the millisecond, rounded up to the next pico-dollar. */
 export function audioCostOf(audioMs: number, prices: Prices): Pico {
@@ -105,8 +109,7 @@ export function audioCostOf(audioMs: number, prices: Prices): Pico {
  */
 export function maxCostOf(inputTokens: number, maxOutputTokens: number, prices: Prices): Pico {
   // Any input token may be audio or image, any output token audio or image (issue #13).
-  const dearest = (candidates: Pico[]): Pico => candidates.reduce((a, b) => (b > a ? b : a));
-  const inputPrice = dearest([prices.input, prices.cacheRead, prices.cacheWrite, prices.inputAudio, prices.inputImage]);
-  const outputPrice = dearest([prices.output, prices.reasoning, prices.outputAudio, prices.outputImage]);
+  const inputPrice = dearest(dearest(dearest(prices.input, prices.cacheRead), dearest(prices.cacheWrite, prices.inputAudio)), prices.inputImage);
+  const outputPrice = dearest(dearest(prices.output, prices.reasoning), dearest(prices.outputAudio, prices.outputImage));
   return BigInt(inputTokens) * inputPrice + BigInt(maxOutputTokens) * outputPrice + prices.request;
 }

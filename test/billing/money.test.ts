@@ -126,6 +126,28 @@ describe('cost of a request', () => {
     expect(costOf(usage({ input: 1 }), cheapest)).to.equal(1n);
   });
 
+  it('charges every kind at once as the term-by-term sum does, zero counts included (issue #17)', () => {
+    // costOf skips the zero counts; the reference below multiplies every term, as it did before.
+    const prices = compilePrices({ ...pricing({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, reasoning: 20, request: 0.002, inputImage: 5, outputImage: 40, audioMinute: 0.006 }), inputAudio: 32, outputAudio: 64, characters: 15 });
+    const reference = (u: Parameters<typeof costOf>[0], imagePrice: bigint): bigint => {
+      const reasoning = BigInt(Math.min(u.reasoning, u.output));
+      return BigInt(u.input) * prices.input + BigInt(u.cacheRead) * prices.cacheRead + BigInt(u.cacheWrite) * prices.cacheWrite +
+        (BigInt(u.output) - reasoning) * prices.output + reasoning * prices.reasoning + BigInt(u.inputAudio ?? 0) * prices.inputAudio +
+        BigInt(u.outputAudio ?? 0) * prices.outputAudio + BigInt(u.inputImage ?? 0) * prices.inputImage + BigInt(u.outputImage ?? 0) * prices.outputImage +
+        BigInt(u.images ?? 0) * imagePrice + BigInt(u.characters ?? 0) * prices.characters + audioCostOf(u.audioMs ?? 0, prices) + prices.request;
+    };
+    let seed = 4;
+    const count = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % 3 === 0 ? 0 : seed % 1_000_000;
+    };
+    for (let i = 0; i < 2_000; i++) {
+      const u = { ...usage({ input: count(), output: count(), cacheRead: count(), cacheWrite: count(), reasoning: count() }), inputAudio: count(), outputAudio: count(), inputImage: count(), outputImage: count(), images: count() % 5, characters: count(), audioMs: count() };
+      expect(costOf(u, prices, 40_000_000_000n)).to.equal(reference(u, 40_000_000_000n));
+    }
+    expect(costOf(usage({}), prices)).to.equal(prices.request);
+  });
+
   it('holds the most a request can cost: inputs at the dearest input price, all output at the dearest output price', () => {
     // 1000 × $3.75 (cache write is dearest) + 2000 × $15, per million = $0.00375 + $0.03
     expect(picoToUsdText(maxCostOf(1000, 2000, sonnet))).to.equal('0.03375');

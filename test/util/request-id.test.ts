@@ -19,5 +19,8 @@ describe('request ids', () => {
   it('keep 74 random bits: no two alike in the same millisecond', () => {
     const ids = new Set(Array.from({ length: 10_000 }, () => newRequestId(1_000)));
     expect(ids.size).to.equal(10_000);
+    // Across many refills of the random pool: the variant keeps its form, its two bits vary.
+    for (const id of ids) expect(id).to.match(/^req_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(new Set([...ids].map((id) => id[4 + 16])).size).to.equal(4);
   });
 });
