@@ -111,21 +111,37 @@ export function scanJson(buf: Buffer, maxDepth: number, keys: readonly Buffer[] 
 
 function chosenKey(buf: Buffer, from: number, to: number, keys: readonly Buffer[]): string | null {
   for (const candidate of keys) {
-    if (to - from === candidate.length && buf.compare(candidate, 0, candidate.length, from, to) === 0) return candidate.toString();
+    if (to - from === candidate.length && sameBytes(buf, from, candidate)) return candidate.toString();
   }
   return null;
 }
 
+/**
+ * Whether `buf` holds `key` at `at`, compared here: keys are a few bytes, and Buffer#compare is a
+ * call into C++ for each top-level key of every body and answer scanned (issue #17).
+ */
+function sameBytes(buf: Buffer, at: number, key: Buffer): boolean {
+  for (let k = 0; k < key.length; k++) if (buf[at + k] !== key[k]) return false;
+  return true;
+}
+
+/** Bytes of a string looked through here before Buffer#indexOf takes over: most strings in JSON are short. */
+const SHORT_STRING = 32;
+
 /** Index of the quote that closes a string whose contents start at `from`, or -1. */
 function closingQuote(buf: Buffer, from: number): number {
+  // Short strings (keys, ids, types, finish reasons) end before a call into C++ would pay off.
+  const near = Math.min(buf.length, from + SHORT_STRING);
   let j = from;
+  while (j < near && buf[j] !== QUOTE) j++;
   for (;;) {
-    j = buf.indexOf(QUOTE, j);
+    if (j >= near) j = buf.indexOf(QUOTE, j);
     if (j === -1) return -1;
     let backslashes = 0;
     for (let k = j - 1; k >= from && buf[k] === BACKSLASH; k--) backslashes++;
     if (backslashes % 2 === 0) return j;
     j++;
+    while (j < near && buf[j] !== QUOTE) j++;
   }
 }
 

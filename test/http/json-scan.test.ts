@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { BodyBytes } from '../../src/http/body-bytes.ts';
-import { scanJson, spliceFields } from '../../src/http/json-scan.ts';
+import { scanJson, spliceFields, usageValueOf } from '../../src/http/json-scan.ts';
 import { chunked } from '../support/body-bytes.ts';
 import { seededRandom } from '../support/random.ts';
 
@@ -83,6 +83,30 @@ describe('scanJson', () => {
       // Every byte the client sent is sent from its own chunk, not from a copy.
       const sent = out.chunks.filter((chunk) => pieces.chunks.some((piece) => piece.buffer === chunk.buffer));
       expect(sent.reduce((n, chunk) => n + chunk.length, 0)).to.equal(raw.length - '"a"'.length);
+    }
+  });
+
+  it('agrees with JSON.parse on strings of every length around where it stops looking itself (issue #17)', () => {
+    // closingQuote looks through a string's first 32 bytes itself, then calls Buffer#indexOf: quotes
+    // and backslashes land on both sides of that line, and on it.
+    const random = seededRandom(17);
+    const bits = ['a', 'model', '"', '\\', '\\"', 'usage', 'é', ' ', '}', ']'];
+    const text = (): string => {
+      let out = '';
+      const length = Math.floor(random() * 90);
+      while (out.length < length) out += bits[Math.floor(random() * bits.length)] ?? '';
+      return out;
+    };
+    for (let i = 0; i < 1_500; i++) {
+      const value = { [text()]: text(), model: text(), usage: { input_tokens: i, note: text(), nested: { usage: text() } }, [text()]: [text(), { model: text() }], tail: text() };
+      const body = JSON.stringify(value, null, i % 3);
+      const parsed = JSON.parse(body) as Record<string, unknown>;
+      const range = scan(body).fields.get('model');
+      expect(range, body).not.to.equal(undefined);
+      expect(JSON.parse(Buffer.from(body).toString('utf8', range!.start, range!.end)), body).to.deep.equal(parsed['model']);
+      const usage = usageValueOf(Buffer.from(body), 64);
+      expect(usage?.closed, body).to.equal(true);
+      expect(usage?.value, body).to.deep.equal(parsed['usage']);
     }
   });
 
