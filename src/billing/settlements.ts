@@ -29,17 +29,29 @@ export class Settlements {
     this.#holds = holds;
   }
 
-  /** Runs one request's whole life, counted as in flight until it returns (and its charge is written). */
-  async track<T>(work: () => Promise<T>, requestId?: string): Promise<T> {
+  /**
+   * Runs one request's whole life, counted as in flight until it returns (and its charge is
+   * written). The life's own promise, followed by one callback: not an async function awaiting it,
+   * a second promise and its turn per request (issue #17).
+   */
+  track<T>(work: () => Promise<T>, requestId?: string): Promise<T> {
     this.#inFlight++;
     const life = work();
     if (requestId !== undefined) this.#live.set(requestId, life);
-    try {
-      return await life;
-    } finally {
+    const ended = (): void => {
       if (requestId !== undefined) this.#live.delete(requestId);
       if (--this.#inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
-    }
+    };
+    return life.then(
+      (value) => {
+        ended();
+        return value;
+      },
+      (err: unknown) => {
+        ended();
+        throw err;
+      },
+    );
   }
 
   /**

@@ -158,7 +158,8 @@ export class Passthrough {
         const settle = (): void => {
           if (clientClosed && !upstreamOpen) done(SERVED);
         };
-        res.once('close', () => {
+        // on(), not once(): 'close' comes once, and once() wraps each listener in a bound function.
+        res.on('close', () => {
           clientClosed = true;
           settle();
         });
@@ -166,7 +167,7 @@ export class Passthrough {
         // Registered after the relay's own close handler (usage, interruption), so that one has
         // run first. It was a setImmediate after it (issue #17): a turn of the event loop per
         // request, with the settlement's group commit waiting a turn more behind it.
-        proxyRes.once('close', () => {
+        proxyRes.on('close', () => {
           upstreamOpen = false;
           settle();
         });

@@ -71,9 +71,11 @@ export class UpstreamTimers {
       this.#schedule();
       socket.once('connect', () => (this.#connectDue = Infinity));
     };
+    // on(), not once(): these events come once in a request's life, and once() wraps each listener
+    // in a bound function, three per request here (issue #17).
     if (request.socket) onSocket(request.socket);
-    else request.once('socket', onSocket);
-    request.once('close', () => {
+    else request.on('socket', onSocket);
+    request.on('close', () => {
       // No answer will come: nothing left to time.
       if (!this.#response) this.clear();
     });
@@ -96,7 +98,7 @@ export class UpstreamTimers {
     this.#lastChunk = this.#t.now();
     this.#idling = true;
     this.#schedule();
-    response.once('close', () => this.clear());
+    response.on('close', () => this.clear());
   }
 
   /** A body chunk arrived (per chunk: a timestamp, not a timer refresh, which cost more). */

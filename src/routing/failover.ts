@@ -47,7 +47,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   const onClose = (): void => {
     if (!res.writableFinished) controller.abort(ERR.clientClosed());
   };
-  res.once('close', onClose);
+  res.on('close', onClose); // removed below; 'close' comes once, without once()'s wrapper
   const untrack = options.inFlight.add(controller);
   const prelude = headOf(state)?.['stream'] === true ? new StreamPrelude(res, state.surface, options.keepaliveMs, () => (ctx.respond = false)) : null;
   prelude?.start();
