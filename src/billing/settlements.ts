@@ -68,7 +68,12 @@ export class Settlements {
       return undefined;
     };
     const written = this.#store.settle(entry).then((result) => {
-      const released = this.#holds?.settled(entry, result);
+      let released: Promise<void> | undefined;
+      try {
+        released = this.#holds?.settled(entry, result);
+      } catch (err) {
+        return refused(err); // not caught by this then()'s own rejection handler
+      }
       if (released === undefined) {
         this.#writing.delete(id);
         return result;

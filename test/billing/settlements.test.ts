@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Settlements } from '../../src/billing/settlements.ts';
 import { createLogger } from '../../src/log.ts';
+import type { Holds } from '../../src/billing/holds.ts';
 import type { LedgerEntry, SettleResult, Store } from '../../src/store/store.ts';
 import { LogCapture } from '../support/gateway.ts';
 
@@ -39,6 +40,19 @@ describe('Settlements', () => {
     expect(settlements.pending).to.equal(0);
     expect(written).to.deep.equal(['r1']);
     expect(logs.lines.map((l) => l['msg'])).to.include('ledger settlement failed; it will be retried');
+  });
+
+  it('keeps a settlement whose hold release failed, thrown or rejected, for retry', async () => {
+    // Holds kept outside the store (Redis) are released after the store settles: a release that
+    // fails, either way, must leave the entry for retry, not a rejected settlement.
+    const { store, down } = flakyStore();
+    down.value = false;
+    for (const fails of [() => { throw new Error('thrown'); }, () => Promise.reject(new Error('rejected'))]) {
+      const holds = { settled: fails } as unknown as Holds;
+      const settlements = new Settlements(store, createLogger('info', new LogCapture()), holds);
+      expect(await settlements.settle(entry('r1'))).to.equal(undefined);
+      expect(settlements.pending).to.equal(1);
+    }
   });
 
   it('reports idle only when every tracked request has finished, or gives up after the timeout', async () => {
