@@ -73,7 +73,7 @@ export function picoToUsdNumber(pico: Pico): number {
 }
 
 const SAFE_PICO = BigInt(Number.MAX_SAFE_INTEGER);
-const PICO_PER_USD_NUMBER = 1e12;
+const PICO_PER_USD_NUMBER = Number(PICO_PER_USD);
 
 /** Prints a JavaScript number in plain decimal notation (no exponent). */
 function numberText(value: number): string {

@@ -18,6 +18,10 @@ export interface Prices {
   readonly image: ReadonlyMap<string, Pico>;
   /** The dearest per-image price: what an image of a size the table does not name is held at and charged. */
   readonly dearestImage: Pico;
+  /** The dearest price any input token may have (plain, cache, audio, image): what a hold charges each at. */
+  readonly dearestInput: Pico;
+  /** The dearest price any output token may have (plain, reasoning, audio, image). */
+  readonly dearestOutput: Pico;
   /** Per character of speech input. */
   readonly characters: Pico;
   /** Per minute of audio transcribed (not per millisecond: a minute's price is exact, a millisecond's may not be). */
@@ -28,19 +32,30 @@ export interface Prices {
 export function compilePrices(pricing: Pricing): Prices {
   const input = perMillionToPicoPerToken(pricing.input);
   const output = perMillionToPicoPerToken(pricing.output);
+  const cacheRead = pricing.cacheRead === null ? input : perMillionToPicoPerToken(pricing.cacheRead);
+  const cacheWrite = pricing.cacheWrite === null ? input : perMillionToPicoPerToken(pricing.cacheWrite);
+  const reasoning = pricing.reasoning === null ? output : perMillionToPicoPerToken(pricing.reasoning);
+  const inputAudio = pricing.inputAudio === null ? input : perMillionToPicoPerToken(pricing.inputAudio);
+  const outputAudio = pricing.outputAudio === null ? output : perMillionToPicoPerToken(pricing.outputAudio);
+  const inputImage = pricing.inputImage === null ? input : perMillionToPicoPerToken(pricing.inputImage);
+  const outputImage = pricing.outputImage === null ? output : perMillionToPicoPerToken(pricing.outputImage);
   return {
     input,
     output,
-    cacheRead: pricing.cacheRead === null ? input : perMillionToPicoPerToken(pricing.cacheRead),
-    cacheWrite: pricing.cacheWrite === null ? input : perMillionToPicoPerToken(pricing.cacheWrite),
-    reasoning: pricing.reasoning === null ? output : perMillionToPicoPerToken(pricing.reasoning),
+    cacheRead,
+    cacheWrite,
+    reasoning,
     // `request` is USD per request, not per million: × 10^6 turns the per-token conversion back.
     request: pricing.request === null ? 0n : perMillionToPicoPerToken(pricing.request) * 1_000_000n,
-    inputAudio: pricing.inputAudio === null ? input : perMillionToPicoPerToken(pricing.inputAudio),
-    outputAudio: pricing.outputAudio === null ? output : perMillionToPicoPerToken(pricing.outputAudio),
-    inputImage: pricing.inputImage === null ? input : perMillionToPicoPerToken(pricing.inputImage),
-    outputImage: pricing.outputImage === null ? output : perMillionToPicoPerToken(pricing.outputImage),
+    inputAudio,
+    outputAudio,
+    inputImage,
+    outputImage,
     ...imagePrices(pricing.image),
+    // Any input token may be audio or image, any output token audio or image (issue #13). Picked
+    // here, once per model, not by every request's hold (issue #17).
+    dearestInput: dearestOf([input, cacheRead, cacheWrite, inputAudio, inputImage]),
+    dearestOutput: dearestOf([output, reasoning, outputAudio, outputImage]),
     characters: pricing.characters === null ? 0n : perMillionToPicoPerToken(pricing.characters),
     audioMinute: pricing.audioMinute === null ? 0n : perMillionToPicoPerToken(pricing.audioMinute) * 1_000_000n,
   };
@@ -51,7 +66,12 @@ function imagePrices(image: Pricing['image']): { image: ReadonlyMap<string, Pico
   const entries: [string, number][] =
     image === null ? [] : typeof image === 'number' ? [['*', image]] : Object.entries(image);
   const table = new Map(entries.map(([key, usd]) => [key, perMillionToPicoPerToken(usd) * 1_000_000n]));
-  return { image: table, dearestImage: [...table.values()].reduce((a, b) => (b > a ? b : a), 0n) };
+  return { image: table, dearestImage: dearestOf([...table.values()]) };
+}
+
+/** The dearest of some prices; 0 for none. */
+function dearestOf(prices: readonly Pico[]): Pico {
+  return prices.reduce((a, b) => (b > a ? b : a), 0n);
 }
 
 /**
@@ -93,9 +113,6 @@ export function costOf(usage: TokenUsage, prices: Prices, imagePrice: Pico = 0n)
 
 const MS_PER_MINUTE = 60_000n;
 
-/** The dearer of two prices, without an array per call (issue #17: once per request, for the hold). */
-const dearest = (a: Pico, b: Pico): Pico => (b > a ? b : a);
-
 /** Audio at the per-minute price, to the millisecond, rounded up to the next pico-dollar. */
 export function audioCostOf(audioMs: number, prices: Prices): Pico {
   const scaled = BigInt(Math.ceil(audioMs)) * prices.audioMinute;
@@ -108,8 +125,5 @@ export function audioCostOf(audioMs: number, prices: Prices): Pico {
  * dearest output price, and the flat fee.
  */
 export function maxCostOf(inputTokens: number, maxOutputTokens: number, prices: Prices): Pico {
-  // Any input token may be audio or image, any output token audio or image (issue #13).
-  const inputPrice = dearest(dearest(dearest(prices.input, prices.cacheRead), dearest(prices.cacheWrite, prices.inputAudio)), prices.inputImage);
-  const outputPrice = dearest(dearest(prices.output, prices.reasoning), dearest(prices.outputAudio, prices.outputImage));
-  return BigInt(inputTokens) * inputPrice + BigInt(maxOutputTokens) * outputPrice + prices.request;
+  return BigInt(inputTokens) * prices.dearestInput + BigInt(maxOutputTokens) * prices.dearestOutput + prices.request;
 }

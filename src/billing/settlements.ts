@@ -68,20 +68,17 @@ export class Settlements {
       return undefined;
     };
     const written = this.#store.settle(entry).then((result) => {
+      const done = (): SettleResult => {
+        this.#writing.delete(id);
+        return result;
+      };
       let released: Promise<void> | undefined;
       try {
         released = this.#holds?.settled(entry, result);
       } catch (err) {
         return refused(err); // not caught by this then()'s own rejection handler
       }
-      if (released === undefined) {
-        this.#writing.delete(id);
-        return result;
-      }
-      return released.then(() => {
-        this.#writing.delete(id);
-        return result;
-      }, refused);
+      return released === undefined ? done() : released.then(done, refused);
     }, refused);
     this.#writing.set(id, { keyId: entry.keyId, written });
     return written;

@@ -132,17 +132,18 @@ const SHORT_STRING = 32;
 function closingQuote(buf: Buffer, from: number): number {
   // Short strings (keys, ids, types, finish reasons) end before a call into C++ would pay off.
   const near = Math.min(buf.length, from + SHORT_STRING);
-  let j = from;
-  while (j < near && buf[j] !== QUOTE) j++;
-  for (;;) {
-    if (j >= near) j = buf.indexOf(QUOTE, j);
-    if (j === -1) return -1;
+  for (let j = nextQuote(buf, from, near); j !== -1; j = nextQuote(buf, j + 1, near)) {
     let backslashes = 0;
     for (let k = j - 1; k >= from && buf[k] === BACKSLASH; k--) backslashes++;
     if (backslashes % 2 === 0) return j;
-    j++;
-    while (j < near && buf[j] !== QUOTE) j++;
   }
+  return -1;
+}
+
+/** The next quote at or after `at`: looked for here up to `near`, then by Buffer#indexOf. */
+function nextQuote(buf: Buffer, at: number, near: number): number {
+  for (let j = at; j < near; j++) if (buf[j] === QUOTE) return j;
+  return buf.indexOf(QUOTE, Math.max(at, near));
 }
 
 /**
