@@ -20,9 +20,13 @@ export function leadingError(events: Buffer, format: WireFormat, provider: strin
     const end = Math.min(eventEnd(events, start), start + 64 * 1024);
     const block = events.toString('utf8', start, end);
     start = end;
+    // An event that never says "error" is not one: most streams end their check here, their first
+    // event not even split into lines when it opens with a field (issue #17), as every real one does.
+    const opening = block.charCodeAt(0);
+    const opensWithField = block.length > 0 && opening !== COLON && opening !== LF && opening !== CR;
+    if (opensWithField && !block.includes('error')) return undefined;
     const lines = block.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith(':'));
     if (lines.length === 0) continue; // a comment-only event: keep looking for the first real one
-    // An event that never says "error" is not one: most streams end their check here, unparsed.
     if (!block.includes('error')) return undefined;
     const eventName = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
     const data = lines
@@ -46,6 +50,8 @@ export function leadingError(events: Buffer, format: WireFormat, provider: strin
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** A comment line's first character. */
+const COLON = 0x3a;
 
 /** Where the event starting at `start` ends: just past its blank line (LF LF, or CRLF CRLF), or the buffer's end. */
 function eventEnd(events: Buffer, start: number): number {

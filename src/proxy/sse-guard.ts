@@ -7,8 +7,8 @@ const CR = 0x0d;
 const SPACE = 0x20;
 const DATA = Buffer.from('data:');
 const EVENT = Buffer.from('event:');
-const OPEN = new Set([0x7b, 0x5b]); // { [
-const CLOSE = new Set([0x7d, 0x5d]); // } ]
+const D = 0x64;
+const E = 0x65;
 const MESSAGE_STOP = Buffer.from('message_stop');
 const ERROR = Buffer.from('error');
 const DONE = Buffer.from('[DONE]');
@@ -102,11 +102,12 @@ export class SseGuard {
     let lineStart = 0;
     let eventStart = 0;
     let forward = 0;
-    for (let nl = buf.indexOf(LF); nl !== -1; nl = buf.indexOf(LF, lineStart)) {
+    let nl = buf.indexOf(LF);
+    while (nl !== -1) {
       const end = nl > lineStart && buf[nl - 1] === CR ? nl - 1 : nl;
       if (end === lineStart) {
         // A blank line ends the event.
-        if (this.#hasData && !(OPEN.has(this.#firstData) && CLOSE.has(this.#lastData))) {
+        if (this.#hasData && !(opens(this.#firstData) && closes(this.#lastData))) {
           this.malformed = true;
           this.#held = null;
           return buf.subarray(0, eventStart);
@@ -120,6 +121,10 @@ export class SseGuard {
         this.#line(buf, lineStart, end);
       }
       lineStart = nl + 1;
+      // A line is most often followed by the blank one that ends its event: found by its first
+      // byte, without another search (issue #17: a third of the searches of a Messages stream).
+      const next = buf[lineStart];
+      nl = next === LF ? lineStart : next === CR && buf[lineStart + 1] === LF ? lineStart + 1 : buf.indexOf(LF, lineStart);
     }
     // The unfinished event is scanned again with its next bytes.
     this.#hasData = false;
@@ -139,7 +144,9 @@ export class SseGuard {
   }
 
   #line(buf: Buffer, start: number, end: number): void {
-    if (startsWith(buf, start, end, DATA)) {
+    // By the first byte first: most lines are `data:` or `event:`, and each would fail the other's comparison.
+    const first = buf[start];
+    if (first === D && startsWith(buf, start, end, DATA)) {
       let at = start + DATA.length;
       if (buf[at] === SPACE) at++;
       let last = end - 1;
@@ -156,7 +163,7 @@ export class SseGuard {
       }
       return;
     }
-    if (!this.#chat && startsWith(buf, start, end, EVENT)) {
+    if (first === E && !this.#chat && startsWith(buf, start, end, EVENT)) {
       let at = start + EVENT.length;
       if (buf[at] === SPACE) at++;
       if (equals(buf, at, end, MESSAGE_STOP)) this.terminated = true;
@@ -170,6 +177,16 @@ export class SseGuard {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** A JSON data payload's first byte: `{` or `[`. */
+function opens(byte: number): boolean {
+  return byte === 0x7b || byte === 0x5b;
+}
+
+/** Its last: `}` or `]`. */
+function closes(byte: number): boolean {
+  return byte === 0x7d || byte === 0x5d;
+}
 const LF_LF = Buffer.from('\n\n');
 const LF_CRLF = Buffer.from('\n\r\n');
 

@@ -54,6 +54,26 @@ describe('native SSE guard', () => {
     }
   });
 
+  it('passes CRLF streams through byte for byte and counts them alike, however they are split', () => {
+    // The scan finds an event's blank line by the bytes after a line's end (issue #17): with CRLF,
+    // a cut can fall between the CR and the LF of either line.
+    for (const [format, lf] of streams) {
+      const crlf = Buffer.from(lf.toString('latin1').replace(/\r?\n/g, '\r\n'), 'latin1');
+      const events = run(format, [lf]).guard.contentEvents;
+      fc.assert(
+        fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+          const { out, guard, boundaries } = run(format, splits(crlf, cuts));
+          expect(out.equals(crlf)).to.equal(true);
+          expect(boundaries).to.equal(true);
+          expect(guard.terminated).to.equal(true);
+          expect(guard.contentEvents).to.equal(events);
+          expect(guard.malformed).to.equal(false);
+        }),
+        { numRuns: 200 },
+      );
+    }
+  });
+
   it('passes CRLF streams and comments through', () => {
     const bytes = Buffer.from(': OPENROUTER PROCESSING\r\n\r\ndata: {"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}\r\n\r\ndata: [DONE]\r\n\r\n');
     const { out, guard } = run('chat', [bytes.subarray(0, 30), bytes.subarray(30)]);

@@ -1,0 +1,122 @@
+// Instructions per request under callgrind (issue #17, fourteenth session): a count that does not
+// drift with the machine. CPU per request on these shared 2-core machines moves ±20% between
+// windows, so a change of 5–10 µs needs many contended rounds (contended.mjs) to see; the number
+// of instructions a server runs for the same requests is the same run after run, whatever else
+// the machine does (valgrind's own note: /work/.library/env, "callgrind counts instructions").
+// It is not time: cache misses, system calls and the kernel's network stack are not in it, and
+// V8's background threads are serialised. So it ranks changes to Junction's own code; the bench's
+// CPU per request stays the measurement of record.
+//
+//   node bench/instructions.mjs <scenarios> [requests=400] [arms=junction,floor]
+//   an arm: `junction` (bench/junction-server.ts), `floor` (bench/floor-server.ts), or
+//   `<dir>:<script>` for a checkout of another commit (a git worktree with node_modules linked)
+//   scenarios: chat, claude-code, messages-stream, claude-code-stream; comma-separated
+//   WARMUP (default 15000, at concurrency 8): requests before counting. V8 was still optimising
+//     Junction's code 10,000 requests in (--trace-opt, outside valgrind); counted before that,
+//     TurboFan's own work was half of every arm's instructions
+//   CONCURRENCY (default 1): requests in flight while counting; one at a time, every group
+//     commit holds one request, so the count does not depend on how requests happened to batch
+//   KEEP=<dir>: keep the dumps there, for callgrind_annotate
+//   SERVER_NODE_OPTIONS=--perf-basic-prof: the server writes /tmp/perf-<pid>.map, which names the
+//     JIT code that callgrind shows only by address
+//
+// The server starts under valgrind with instrumentation off (startup and warm-up run about five
+// times slower, not fifty), which `callgrind_control -i on` turns on for the counted requests.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { post, startServer } from './load.mjs';
+import { claudeCode, HEADERS, SIM, small } from './requests.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const [list = 'chat', requestsArg = '400', armsArg = 'junction,floor'] = process.argv.slice(2);
+const REQUESTS = Number(requestsArg);
+const WARMUP = Number(process.env.WARMUP ?? 15000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1);
+if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed (apt-get install valgrind)');
+
+const SCENARIOS = {
+  chat: ['/v1/chat/completions', small(`o/${SIM}`, false), HEADERS.chat],
+  'messages-stream': ['/v1/messages', small(`a/${SIM}`, true), HEADERS.messages],
+  'claude-code': ['/v1/messages', claudeCode(`a/${SIM}`, false), HEADERS.messages],
+  'claude-code-stream': ['/v1/messages', claudeCode(`a/${SIM}`, true), HEADERS.messages],
+};
+const ARMS = { junction: [ROOT, 'bench/junction-server.ts'], floor: [ROOT, 'bench/floor-server.ts'] };
+const armOf = (name) => ARMS[name] ?? [path.resolve(name.split(':')[0]), name.split(':')[1] ?? 'bench/junction-server.ts'];
+
+const upstream = await startServer(0, process.execPath, ['bench/upstream.mjs'], { cwd: ROOT });
+// KEEP=<dir>: the dumps are kept there, for callgrind_annotate.
+const out = process.env.KEEP ?? mkdtempSync(path.join(tmpdir(), 'junction-callgrind-'));
+
+/** `count` requests at CONCURRENCY; throws if any failed, since a failed request costs less. */
+async function load(url, [route, body, headers], count, concurrency) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  let next = 0;
+  let failed = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) {
+      next++;
+      if (!(await post(agent, url, route, headers, body)).ok) failed++;
+    }
+  }));
+  agent.destroy();
+  if (failed > 0) throw new Error(`${failed} of ${count} requests failed`);
+}
+
+/** Instructions per request of one arm on one scenario, in a fresh server. */
+async function count(arm, id) {
+  const scenario = SCENARIOS[id];
+  const [dir, script] = armOf(arm);
+  const file = path.join(out, `${id}-${arm.replace(/\W/g, '_')}.out`);
+  const server = await startServer(1, 'valgrind', [
+    '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', '--dump-instr=no', `--callgrind-out-file=${file}`,
+    process.execPath, '--import', './bin/register.mjs', script, upstream.url, SIM,
+  ], { cwd: dir, env: process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {} });
+  try {
+    await load(server.url, scenario, WARMUP, 8);
+    const pid = String(server.child.pid);
+    const control = (flag) => {
+      const run = spawnSync('callgrind_control', [flag, pid], { encoding: 'utf8' });
+      if (run.status !== 0) throw new Error(`callgrind_control ${flag}: ${run.stderr}`);
+    };
+    control('--zero');
+    control('--instr=on');
+    await load(server.url, scenario, REQUESTS, CONCURRENCY);
+    control('--dump');
+    control('--instr=off');
+  } finally {
+    server.child.kill('SIGTERM');
+    await new Promise((done) => server.child.once('exit', done));
+  }
+  // The dump is a file per thread (`<file>.1-<thread>`); thread 01 is the main one, where
+  // Junction's JavaScript runs. The others are V8's compiler and GC helpers, and libuv's pool.
+  const dumps = readdirSync(out).filter((name) => name.startsWith(`${path.basename(file)}.1-`)).sort();
+  if (dumps.length === 0) throw new Error(`no dump for ${arm}`);
+  let all = 0;
+  let main = 0;
+  for (const name of dumps) {
+    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(path.join(out, name), 'utf8'));
+    if (!totals) throw new Error(`no totals in ${name}`);
+    all += Number(totals[1]);
+    if (name.endsWith('-01')) main += Number(totals[1]);
+  }
+  return { all: all / REQUESTS, main: main / REQUESTS };
+}
+
+try {
+  for (const id of list.split(',')) {
+    if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}`);
+    const row = [];
+    for (const arm of armsArg.split(',')) {
+      const { all, main } = await count(arm, id);
+      row.push(`${arm} ${(all / 1000).toFixed(0)}k (main thread ${(main / 1000).toFixed(0)}k)`);
+    }
+    console.log(`${id}: instructions per request (${REQUESTS} after ${WARMUP}, concurrency ${CONCURRENCY}): ${row.join(', ')}`);
+  }
+} finally {
+  upstream.child.kill('SIGTERM');
+  if (!process.env.KEEP) rmSync(out, { recursive: true, force: true });
+}
