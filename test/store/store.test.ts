@@ -157,6 +157,16 @@ for (const backend of BACKENDS) {
       expect(row?.usage).to.deep.equal({ ...ZERO, input: 10, output: 5 });
     });
 
+    it('writes a media request’s image, audio and character counts, each alone or all together (issue #13)', async () => {
+      const key = await store.createKey(newKey('k', null));
+      const all = { inputImage: 3, outputImage: 4, images: 1, characters: 20, inputAudio: 5, outputAudio: 6, audioMs: 7000 };
+      const cases = [all, ...Object.entries(all).map(([field, value]) => ({ [field]: value }))];
+      for (const [i, media] of cases.entries()) {
+        await store.settle(entry(`m${i}`, key.id, usd(0.01), { usage: { ...ZERO, input: 10, output: 5, ...media } }));
+        expect((await store.generation(`m${i}`, key.id))?.usage).to.deep.equal({ ...ZERO, input: 10, output: 5, ...media });
+      }
+    });
+
     it('never takes a balance below zero nor another request’s hold: the excess is recorded as uncollected', async () => {
       const key = await store.createKey(newKey('k', usd(1)));
       const hold = (id: string, amount: bigint) => store.reserve({ requestId: id, keyId: key.id, amount, inputCost: 0n, model: 'm', provider: 'p', instanceId: 'i' });
