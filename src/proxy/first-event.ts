@@ -20,8 +20,8 @@ export function leadingError(events: Buffer, format: WireFormat, provider: strin
     const end = Math.min(eventEnd(events, start), start + 64 * 1024);
     const block = events.toString('utf8', start, end);
     start = end;
-    // An event that never says "error" is not one: most streams end their check here, their first
-    // event not even split into lines when it opens with a field (issue #17), as every real one does.
+    // An event that never says "error" is not one: most streams end their check here, and a first
+    // event that opens with a field rather than a comment is not even split into lines (issue #17).
     const opening = block.charCodeAt(0);
     const opensWithField = block.length > 0 && opening !== COLON && opening !== LF && opening !== CR;
     if (opensWithField && !block.includes('error')) return undefined;

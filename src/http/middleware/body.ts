@@ -121,7 +121,7 @@ function readBody(req: IncomingMessage, decoder: Transform | null, encoding: str
       // A plain body's listeners are left on a request that has ended: 'data' and 'end' do not
       // come again, and onGone returns on a complete request. Removing four listeners from the
       // request's lists cost about 1,000 instructions each per request (issue #17, callgrind).
-      // A decoder's are removed: its request can still send (empty members, trailing bytes).
+      // A decoder's are removed, as before: the decoder and its request end separately.
       if (decoder) cleanup();
       resolve(new BodyBytes(chunks, size));
     };
