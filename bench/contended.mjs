@@ -6,7 +6,7 @@
 // The arms slow each other, so absolute figures are higher than the bench's: read the difference.
 //
 //   node bench/contended.mjs <scenarios> [rounds=8] [seconds=3] [dirA=.] [dirB=.] [scriptB=bench/junction-server.ts]
-//   scenarios: chat, claude-code, messages-stream, chat-stream; comma-separated
+//   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream; comma-separated
 //   ENV_A / ENV_B: an arm's environment, e.g. ENV_B=JUNCTION_BENCH_METRICS=off
 // dirA and dirB are checkouts (a git worktree of the commit before a change, with node_modules
 // linked). The arm started first measured 7–21 µs dearer in A/A runs: run both orders and average
@@ -15,18 +15,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pinned, startServer, throughput } from './load.mjs';
-import { claudeCode, HEADERS, SIM, small } from './requests.mjs';
+import { NATIVE_REQUESTS, SIM } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [list = 'chat', roundsArg = '8', secondsArg = '3', dirA = ROOT, dirB = ROOT, scriptB = 'bench/junction-server.ts'] = process.argv.slice(2);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 
-const SCENARIOS = {
-  chat: ['/v1/chat/completions', small(`o/${SIM}`, false), HEADERS.chat],
-  'claude-code': ['/v1/messages', claudeCode(`a/${SIM}`, false), HEADERS.messages],
-  'messages-stream': ['/v1/messages', small(`a/${SIM}`, true), HEADERS.messages],
-  'chat-stream': ['/v1/chat/completions', small(`o/${SIM}`, true), HEADERS.chat],
-};
 const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => pair.split('=')));
 const server = (script, dir, env) => startServer(1, process.execPath, ['--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });
 
@@ -38,7 +32,7 @@ const mean = (values) => values.reduce((x, y) => x + y, 0) / values.length;
 const stderr = (values) => Math.sqrt(values.reduce((x, y) => x + (y - mean(values)) ** 2, 0) / (values.length - 1) / values.length);
 try {
   for (const id of list.split(',')) {
-    const [route, body, headers] = SCENARIOS[id] ?? [];
+    const [route, body, headers] = NATIVE_REQUESTS[id] ?? [];
     if (!route) throw new Error(`unknown scenario ${id}`);
     const run = (arm, seconds) => throughput(arm.url, route, headers, body, 16, seconds, arm.child.pid);
     await Promise.all([run(a, 4), run(b, 4)]);

@@ -7,10 +7,10 @@
 // V8's background threads are serialised. So it ranks changes to Junction's own code; the bench's
 // CPU per request stays the measurement of record.
 //
-//   node bench/instructions.mjs <scenarios> [requests=400] [arms=junction,floor]
+//   node bench/instructions.mjs <scenarios> [requests=1000] [arms=junction,floor]
 //   an arm: `junction` (bench/junction-server.ts), `floor` (bench/floor-server.ts), or
 //   `<dir>:<script>` for a checkout of another commit (a git worktree with node_modules linked)
-//   scenarios: chat, claude-code, messages-stream, claude-code-stream; comma-separated
+//   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream; comma-separated
 //   WARMUP (default 15000, at concurrency 8): requests before counting. V8 was still optimising
 //     Junction's code 10,000 requests in (--trace-opt, outside valgrind); counted before that,
 //     TurboFan's own work was half of every arm's instructions
@@ -22,28 +22,22 @@
 //
 // The server starts under valgrind with instrumentation off (startup and warm-up run about five
 // times slower, not fifty), which `callgrind_control -i on` turns on for the counted requests.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { post, startServer } from './load.mjs';
-import { claudeCode, HEADERS, SIM, small } from './requests.mjs';
+import { NATIVE_REQUESTS, SIM } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const [list = 'chat', requestsArg = '400', armsArg = 'junction,floor'] = process.argv.slice(2);
+const [list = 'chat', requestsArg = '1000', armsArg = 'junction,floor'] = process.argv.slice(2);
 const REQUESTS = Number(requestsArg);
 const WARMUP = Number(process.env.WARMUP ?? 15000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1);
 if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed (apt-get install valgrind)');
 
-const SCENARIOS = {
-  chat: ['/v1/chat/completions', small(`o/${SIM}`, false), HEADERS.chat],
-  'messages-stream': ['/v1/messages', small(`a/${SIM}`, true), HEADERS.messages],
-  'claude-code': ['/v1/messages', claudeCode(`a/${SIM}`, false), HEADERS.messages],
-  'claude-code-stream': ['/v1/messages', claudeCode(`a/${SIM}`, true), HEADERS.messages],
-};
 const ARMS = { junction: [ROOT, 'bench/junction-server.ts'], floor: [ROOT, 'bench/floor-server.ts'] };
 const armOf = (name) => ARMS[name] ?? [path.resolve(name.split(':')[0]), name.split(':')[1] ?? 'bench/junction-server.ts'];
 
@@ -68,7 +62,7 @@ async function load(url, [route, body, headers], count, concurrency) {
 
 /** Instructions per request of one arm on one scenario, in a fresh server. */
 async function count(arm, id) {
-  const scenario = SCENARIOS[id];
+  const scenario = NATIVE_REQUESTS[id];
   const [dir, script] = armOf(arm);
   const file = path.join(out, `${id}-${arm.replace(/\W/g, '_')}.out`);
   const server = await startServer(1, 'valgrind', [
@@ -108,7 +102,7 @@ async function count(arm, id) {
 
 try {
   for (const id of list.split(',')) {
-    if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}`);
+    if (!NATIVE_REQUESTS[id]) throw new Error(`unknown scenario ${id}`);
     const row = [];
     for (const arm of armsArg.split(',')) {
       const { all, main } = await count(arm, id);

@@ -24,3 +24,16 @@ export const claudeCode = (model, stream) => Buffer.from(JSON.stringify({ ...fix
 /** A one-word Messages or Chat request (the two share these fields). */
 export const small = (model, stream) => Buffer.from(JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: 'user', content: 'Hi' }] }));
 export const smallResponses = (model, stream) => Buffer.from(JSON.stringify({ model, max_output_tokens: 64, stream, input: 'Hi' }));
+
+/**
+ * One native request per scenario, as [path, body, headers], for the scripts that load a single
+ * scenario by name (contended.mjs, instructions.mjs): `o/` routes to the Chat upstream, `a/` to the
+ * Anthropic one, each in the client's own format.
+ */
+export const NATIVE_REQUESTS = {
+  chat: [PATH.chat, small(`o/${SIM}`, false), HEADERS.chat],
+  'chat-stream': [PATH.chat, small(`o/${SIM}`, true), HEADERS.chat],
+  'messages-stream': [PATH.messages, small(`a/${SIM}`, true), HEADERS.messages],
+  'claude-code': [PATH.messages, claudeCode(`a/${SIM}`, false), HEADERS.messages],
+  'claude-code-stream': [PATH.messages, claudeCode(`a/${SIM}`, true), HEADERS.messages],
+};

@@ -24,10 +24,11 @@ export function leadingError(events: Buffer, format: WireFormat, provider: strin
     // event that opens with a field rather than a comment is not even split into lines (issue #17).
     const opening = block.charCodeAt(0);
     const opensWithField = block.length > 0 && opening !== COLON && opening !== LF && opening !== CR;
-    if (opensWithField && !block.includes('error')) return undefined;
+    const saysError = block.includes('error');
+    if (opensWithField && !saysError) return undefined;
     const lines = block.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith(':'));
     if (lines.length === 0) continue; // a comment-only event: keep looking for the first real one
-    if (!block.includes('error')) return undefined;
+    if (!saysError) return undefined;
     const eventName = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
     const data = lines
       .filter((line) => line.startsWith('data:'))

@@ -7,8 +7,9 @@ const CR = 0x0d;
 const SPACE = 0x20;
 const DATA = Buffer.from('data:');
 const EVENT = Buffer.from('event:');
-const D = 0x64;
-const E = 0x65;
+/** The first bytes of `data:` and `event:`, by which #line tells a line's field before comparing it. */
+const D = 'data:'.charCodeAt(0);
+const E = 'event:'.charCodeAt(0);
 const MESSAGE_STOP = Buffer.from('message_stop');
 const ERROR = Buffer.from('error');
 const DONE = Buffer.from('[DONE]');
