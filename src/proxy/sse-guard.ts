@@ -5,11 +5,16 @@ import { MarkerCounter } from '../util/marker-counter.ts';
 const LF = 0x0a;
 const CR = 0x0d;
 const SPACE = 0x20;
-const DATA = Buffer.from('data:');
-const EVENT = Buffer.from('event:');
-/** The first bytes of `data:` and `event:`, by which #line tells a line's field before comparing it. */
-const D = 'data:'.charCodeAt(0);
-const E = 'event:'.charCodeAt(0);
+/**
+ * `data:` and `event:`, byte by byte. #line compares a line's first bytes with these literals, not
+ * in a loop over a Buffer of the prefix: the loop's loads cost a 64-event stream 0.6 µs more
+ * (issue #17, fifteenth session; tmpbench figures in bench/RESULTS.md).
+ */
+const [D, A, T] = [0x64, 0x61, 0x74]; // d a t
+const [E, V, N] = [0x65, 0x76, 0x6e]; // e v n
+const COLON = 0x3a;
+const FIELD_DATA = 'data:'.length;
+const FIELD_EVENT = 'event:'.length;
 const MESSAGE_STOP = Buffer.from('message_stop');
 const ERROR = Buffer.from('error');
 const DONE = Buffer.from('[DONE]');
@@ -21,7 +26,8 @@ const FINISHED = Buffer.from('"finish_reason":"');
  * cost 1 µs per stream), and Responses' `*.delta`.
  */
 const CONTENT_BLOCK_DELTA_LENGTH = 'content_block_delta'.length;
-const UNDERSCORE_DELTA = Buffer.from('_delta');
+/** `_delta`'s bytes, last first. */
+const [LAST_A, LAST_T, LAST_L, LAST_E, LAST_D, UNDERSCORE] = [0x61, 0x74, 0x6c, 0x65, 0x64, 0x5f];
 const DOT_DELTA = Buffer.from('.delta');
 /** A single event larger than this is passed on as it comes rather than held whole. */
 const MAX_HELD = 8 * 1024 * 1024;
@@ -103,7 +109,11 @@ export class SseGuard {
     let lineStart = 0;
     let eventStart = 0;
     let forward = 0;
-    let nl = buf.indexOf(LF);
+    // Line ends are found in the bytes read as latin1 (one character per byte, so offsets are byte
+    // offsets): String#indexOf runs in V8, where each Buffer#indexOf is a call into C++, 25 ns
+    // against 8 (issue #17, fifteenth session: a 64-event stream's scan 6.0 → 5.0 µs).
+    const text = buf.toString('latin1');
+    let nl = text.indexOf('\n');
     while (nl !== -1) {
       const end = nl > lineStart && buf[nl - 1] === CR ? nl - 1 : nl;
       if (end === lineStart) {
@@ -125,7 +135,7 @@ export class SseGuard {
       // A line is most often followed by the blank one that ends its event: found by its first
       // byte, without another search (issue #17: a third of the searches of a Messages stream).
       const next = buf[lineStart];
-      nl = next === LF ? lineStart : next === CR && buf[lineStart + 1] === LF ? lineStart + 1 : buf.indexOf(LF, lineStart);
+      nl = next === LF ? lineStart : next === CR && buf[lineStart + 1] === LF ? lineStart + 1 : text.indexOf('\n', lineStart);
     }
     // The unfinished event is scanned again with its next bytes.
     this.#hasData = false;
@@ -147,8 +157,9 @@ export class SseGuard {
   #line(buf: Buffer, start: number, end: number): void {
     // By the first byte first: most lines are `data:` or `event:`, and each would fail the other's comparison.
     const first = buf[start];
-    if (first === D && startsWith(buf, start, end, DATA)) {
-      let at = start + DATA.length;
+    if (first === D) {
+      if (end - start < FIELD_DATA || buf[start + 1] !== A || buf[start + 2] !== T || buf[start + 3] !== A || buf[start + 4] !== COLON) return;
+      let at = start + FIELD_DATA;
       if (buf[at] === SPACE) at++;
       let last = end - 1;
       while (last > at && buf[last] === SPACE) last--;
@@ -164,16 +175,22 @@ export class SseGuard {
       }
       return;
     }
-    if (first === E && !this.#chat && startsWith(buf, start, end, EVENT)) {
-      let at = start + EVENT.length;
-      if (buf[at] === SPACE) at++;
-      if (equals(buf, at, end, MESSAGE_STOP)) this.terminated = true;
-      else if (equals(buf, at, end, ERROR)) {
-        this.upstreamError = true;
-        this.terminated = true;
-      } else if (this.#messages ? end - at === CONTENT_BLOCK_DELTA_LENGTH && endsWith(buf, at, end, UNDERSCORE_DELTA) : endsWith(buf, at, end, DOT_DELTA)) this.#content = true;
-    }
     // Comments (":…") and other fields pass as they are.
+    if (first !== E || this.#chat) return;
+    if (end - start < FIELD_EVENT || buf[start + 1] !== V || buf[start + 2] !== E || buf[start + 3] !== N || buf[start + 4] !== T || buf[start + 5] !== COLON) return;
+    let at = start + FIELD_EVENT;
+    if (buf[at] === SPACE) at++;
+    const length = end - at;
+    if (this.#messages && length === CONTENT_BLOCK_DELTA_LENGTH) {
+      // `content_block_delta`, known by its length and `_delta` (no other Messages event of that length ends so).
+      if (buf[end - 1] === LAST_A && buf[end - 2] === LAST_T && buf[end - 3] === LAST_L && buf[end - 4] === LAST_E && buf[end - 5] === LAST_D && buf[end - 6] === UNDERSCORE) this.#content = true;
+      return;
+    }
+    if (equals(buf, at, end, MESSAGE_STOP)) this.terminated = true;
+    else if (equals(buf, at, end, ERROR)) {
+      this.upstreamError = true;
+      this.terminated = true;
+    } else if (!this.#messages && endsWith(buf, at, end, DOT_DELTA)) this.#content = true;
   }
 }
 
