@@ -86,9 +86,12 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     if (items !== undefined) state.outcome.responseItems = items;
   };
   const track = endpoint === 'responses' && isSse ? (chunk: Buffer): void => void (lastSequence = lastSequenceIn(chunk, lastSequence)) : undefined;
+  // A guarded stream's chunks reach the tap with the text the guard read them as (relaySse): one
+  // latin1 copy of each, not two (issue #17).
+  const unguardedTap = guard === undefined ? tap : null;
   if (primed) {
     for (const chunk of primed.raw) {
-      tap?.push(chunk);
+      tap?.push(chunk, primed.guard.takeText(chunk));
       track?.(chunk);
     }
   }
@@ -98,7 +101,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   proxyRes.on('resume', () => timers.resume());
   proxyRes.on('data', (chunk: Buffer) => {
     timers.touch();
-    tap?.push(chunk);
+    unguardedTap?.push(chunk);
     track?.(chunk);
   });
   // Registered before the body is forwarded, so usage is recorded before the client response
@@ -130,7 +133,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     const rewriter = chat && (state.usageForced === true || asksForUsage(headOf(state)))
       ? new ChatStreamRewriter({ dropUsageChunk: state.usageForced === true, addCost: costAdder(state) })
       : null;
-    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard }, rewriter, fail, provider);
+    relaySse(res, proxyRes, status, headers, primed ?? { raw: [], events: Buffer.alloc(0), guard }, { rewriter, tap, fail, provider });
   } else if (chat && !isSse) {
     relayWithCost(proxyRes, res, status, headers, costAdder(state), tap);
   } else {
@@ -145,21 +148,20 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
 }
 
 /** An SSE stream, whole events at a time, with backpressure, ending honestly. */
-function relaySse(
-  res: ServerResponse,
-  proxyRes: IncomingMessage,
-  status: number,
-  headers: OutgoingHttpHeaders,
-  primed: Primed,
-  rewriter: ChatStreamRewriter | null,
-  fail: (err: GatewayError) => void,
-  provider: string,
-): void {
+interface SseRelay {
+  readonly rewriter: ChatStreamRewriter | null;
+  readonly tap: UsageTap | null;
+  readonly fail: (err: GatewayError) => void;
+  readonly provider: string;
+}
+
+function relaySse(res: ServerResponse, proxyRes: IncomingMessage, status: number, headers: OutgoingHttpHeaders, primed: Primed, { rewriter, tap, fail, provider }: SseRelay): void {
   const guard = primed.guard;
   if (!res.headersSent) res.writeHead(status, headers);
   if (primed.events.length > 0) res.write(rewriter === null ? primed.events : rewriter.push(primed.events));
   proxyRes.on('data', (chunk: Buffer) => {
     const events = guard.push(chunk);
+    tap?.push(chunk, guard.takeText(chunk));
     const out = rewriter === null ? events : rewriter.push(events);
     if (out.length > 0 && !res.write(out)) proxyRes.pause();
     if (guard.malformed) {

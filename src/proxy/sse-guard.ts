@@ -73,6 +73,10 @@ export class SseGuard {
   #hasData = false;
   #content = false;
 
+  /** The bytes last scanned whole, and their latin1 text, until the usage tap takes it (takeText). */
+  #scanned: Buffer | null = null;
+  #text = '';
+
   /** An endpoint's own last event, such as speech's `"speech.audio.done"`, and how many end the stream (issue #13). */
   readonly #terminator: Terminator | undefined;
   /** Counted in the bytes passed on: each is passed once, and only whole events are (but one over MAX_HELD). */
@@ -113,6 +117,8 @@ export class SseGuard {
     // offsets): String#indexOf runs in V8, where each Buffer#indexOf is a call into C++, 25 ns
     // against 8 (issue #17, fifteenth session: a 64-event stream's scan 6.0 → 5.0 µs).
     const text = buf.toString('latin1');
+    this.#scanned = buf;
+    this.#text = text;
     let nl = text.indexOf('\n');
     while (nl !== -1) {
       const end = nl > lineStart && buf[nl - 1] === CR ? nl - 1 : nl;
@@ -147,6 +153,19 @@ export class SseGuard {
       return this.#passed(buf);
     } else this.#held = Buffer.from(buf.subarray(forward));
     return this.#passed(forward === buf.length ? buf : buf.subarray(0, forward));
+  }
+
+  /**
+   * The latin1 text of `chunk` if this guard last read it whole, once: the usage tap searches the
+   * same bytes, and a second copy of each chunk cost a streamed answer as much as a copy of it
+   * (issue #17, fifteenth session). Taken, it is let go, so an idle stream holds no text.
+   */
+  takeText(chunk: Buffer): string | undefined {
+    if (this.#scanned !== chunk) return undefined;
+    this.#scanned = null;
+    const text = this.#text;
+    this.#text = '';
+    return text;
   }
 
   /** Bytes of an event the upstream never finished. */

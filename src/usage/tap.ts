@@ -23,7 +23,8 @@ import {
  * (`\"usage\"`), so only real keys match. JSON: the body is kept (up to a cap) and parsed once.
  */
 export interface UsageTap {
-  push(chunk: Buffer): void;
+  /** `latin1`: the chunk read as latin1, where the caller has it already (the native stream guard's). */
+  push(chunk: Buffer, latin1?: string): void;
   /** The usage seen, or undefined when the response carried none. */
   finish(): TokenUsage | undefined;
   /**
@@ -127,9 +128,9 @@ class ResponsesTap implements UsageTap {
         });
   }
 
-  push(chunk: Buffer): void {
+  push(chunk: Buffer, latin1?: string): void {
     if (this.#sse && this.#id === undefined) this.#id = responseIdIn(chunk);
-    this.#inner.push(chunk);
+    this.#inner.push(chunk, latin1);
   }
 
   finish(): TokenUsage | undefined {
@@ -182,10 +183,10 @@ class SseUsageTap implements UsageTap {
     return undefined;
   }
 
-  push(chunk: Buffer): void {
+  push(chunk: Buffer, latin1?: string): void {
     // Searched as latin1 text (one character per byte, so offsets are byte offsets): String#indexOf
     // runs in V8, where Buffer#indexOf with a needle is a call into C++ per match (issue #17; see Needle).
-    const text = chunk.toString('latin1');
+    const text = latin1 ?? chunk.toString('latin1');
     let start = 0;
     if (this.#carry !== null) {
       const newline = text.indexOf('\n');

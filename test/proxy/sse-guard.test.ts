@@ -103,6 +103,23 @@ describe('native SSE guard', () => {
     const open = run('chat', [Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"\\"finish_reason\\":\\""},"finish_reason":null}]}\n\n')]);
     expect(open.guard.terminated).to.equal(false);
   });
+
+  it('hands the usage tap the latin1 text of a chunk it read whole, once, and nothing for bytes it joined or held (issue #17)', () => {
+    const guard = new SseGuard('messages');
+    const first = Buffer.from('event: ping\ndata: {"type":"ping","text":"h\u00e9"}\n\n', 'utf8');
+    guard.push(first);
+    expect(guard.takeText(first)).to.equal(first.toString('latin1'));
+    expect(guard.takeText(first), 'taken once').to.equal(undefined);
+    const half = Buffer.from('event: ping\ndata: {"ty');
+    guard.push(half);
+    const rest = Buffer.from('pe":"ping"}\n\n');
+    guard.push(rest); // scanned joined with the held half: not this chunk's own text
+    expect(guard.takeText(half)).to.equal(undefined);
+    expect(guard.takeText(rest)).to.equal(undefined);
+    const other = Buffer.from('event: ping\ndata: {}\n\n');
+    guard.push(other);
+    expect(guard.takeText(Buffer.from(other)), 'another Buffer of the same bytes').to.equal(undefined);
+  });
 });
 
 describe('SseGuard content events (the estimate for a cut stream, issue #4)', () => {

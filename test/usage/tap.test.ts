@@ -1,17 +1,24 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { createUsageTap, usageTapFor } from '../../src/usage/tap.ts';
+import { SseGuard } from '../../src/proxy/sse-guard.ts';
 import { compilePrices, costOf } from '../../src/billing/pricing.ts';
 import { seededRandom } from '../support/random.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
-/** Feeds a body to a fresh tap in pieces cut at the given offsets. */
-function tapWithCuts(format: 'messages' | 'chat', contentType: string, body: Buffer, cuts: number[]) {
+/**
+ * Feeds a body to a fresh tap in pieces cut at the given offsets; `guarded`, as a native stream's
+ * relay does: each piece through a stream guard first, and to the tap with the text the guard read it as.
+ */
+function tapWithCuts(format: 'messages' | 'chat', contentType: string, body: Buffer, cuts: number[], guarded = false) {
   const tap = createUsageTap(format, contentType);
+  const guard = guarded ? new SseGuard(format) : null;
   let start = 0;
   for (const cut of [...cuts, body.length]) {
-    tap.push(body.subarray(start, cut));
+    const piece = body.subarray(start, cut);
+    guard?.push(piece);
+    tap.push(piece, guard?.takeText(piece));
     start = cut;
   }
   return tap.finish();
@@ -41,6 +48,8 @@ describe('usage tap', () => {
       for (let trial = 0; trial < 200; trial++) {
         const cuts = Array.from({ length: 1 + (trial % 30) }, () => Math.floor(random() * body.length)).sort((a, b) => a - b);
         expect(tapWithCuts(format, SSE, body, cuts), `${file} cut at ${cuts.join(',')}`).to.deep.equal(whole);
+        // Fed as a native stream's relay feeds it, with the guard's text of the pieces it read whole (issue #17).
+        expect(tapWithCuts(format, SSE, body, cuts, true), `${file} guarded, cut at ${cuts.join(',')}`).to.deep.equal(whole);
       }
     }
   });
