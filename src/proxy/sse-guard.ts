@@ -19,7 +19,9 @@ const MESSAGE_STOP = Buffer.from('message_stop');
 const ERROR = Buffer.from('error');
 const DONE = Buffer.from('[DONE]');
 const CHAT_ERROR = Buffer.from('{"error"');
-const FINISHED = Buffer.from('"finish_reason":"');
+/** `"finish_reason":"`, searched for by its name alone (finishedIn). */
+const FINISH_REASON = 'finish_reason';
+const QUOTE = 0x22;
 /**
  * Content events by name: Messages' `content_block_delta`, known by its length and its last six
  * bytes (no other Messages event of that length ends so; comparing all 19 bytes of 60 such lines
@@ -108,8 +110,6 @@ export class SseGuard {
     const buf = held === null ? chunk : Buffer.concat([held, ...this.#parts, ...(this.#parts.at(-1) === chunk ? [] : [chunk])]);
     this.#parts = [];
     this.#partsLength = 0;
-    // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
-    if (this.#chat && !this.terminated && buf.indexOf(FINISHED) !== -1) this.terminated = true;
     let lineStart = 0;
     let eventStart = 0;
     let forward = 0;
@@ -119,6 +119,8 @@ export class SseGuard {
     const text = buf.toString('latin1');
     this.#scanned = buf;
     this.#text = text;
+    // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
+    if (this.#chat && !this.terminated && finishedIn(text)) this.terminated = true;
     let nl = text.indexOf('\n');
     while (nl !== -1) {
       const end = nl > lineStart && buf[nl - 1] === CR ? nl - 1 : nl;
@@ -214,6 +216,21 @@ export class SseGuard {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * Whether `"finish_reason":"` occurs in the text. Searched by the name, then its quote and `":"`
+ * compared: a search for the whole marker shifted by two at every quote of the JSON (the marker ends
+ * with one) and, with a Chat chunk's `"finish_reason":null` in every event, cost a 64-event stream
+ * 3.9 µs; by the name, 1.5 µs (issue #17, fifteenth session). The name has no border, so stepping
+ * past a match skips no other.
+ */
+function finishedIn(text: string): boolean {
+  for (let at = text.indexOf(FINISH_REASON); at !== -1; at = text.indexOf(FINISH_REASON, at + FINISH_REASON.length)) {
+    const after = at + FINISH_REASON.length;
+    if (text.charCodeAt(at - 1) === QUOTE && text.charCodeAt(after) === QUOTE && text.charCodeAt(after + 1) === COLON && text.charCodeAt(after + 2) === QUOTE) return true;
+  }
+  return false;
+}
 
 /** A JSON data payload's first byte: `{` or `[`. */
 function opens(byte: number): boolean {

@@ -104,6 +104,20 @@ describe('native SSE guard', () => {
     expect(open.guard.terminated).to.equal(false);
   });
 
+  it('finds a non-null finish_reason exactly where its bytes are, by whatever surrounds the name (issue #17)', () => {
+    // The guard looks for the name and compares the quote and `":"` around it: the same answer as a
+    // search for the whole marker, on text built from its pieces and near misses.
+    const pieces = ['finish_reason', '"', ':', '":"', '\\"', 'null', 'finish_', 'reason', 'x', ' '];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 24 }), (parts) => {
+        const line = `data: {"x":"${parts.join('')}"}\n\n`;
+        const { guard } = run('chat', [Buffer.from(line)]);
+        expect(guard.terminated, line).to.equal(line.includes('"finish_reason":"'));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('hands the usage tap the latin1 text of a chunk it read whole, once, and nothing for bytes it joined or held (issue #17)', () => {
     const guard = new SseGuard('messages');
     const first = Buffer.from('event: ping\ndata: {"type":"ping","text":"h\u00e9"}\n\n', 'utf8');
