@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { ChatStreamRewriter } from '../../src/proxy/chat-usage-rewriter.ts';
+
+const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
+
+/** What the rewriter must make of a whole stream, line by line: the usage chunk dropped, or given `cost`. */
+function expected(stream: Buffer, drop: boolean, cost: number): Buffer {
+  const lines = stream.toString('utf8').split(/(?<=\n)/);
+  return Buffer.from(
+    lines
+      .map((line) => {
+        if (!line.startsWith('data:') || line.startsWith('data: [DONE]')) return line;
+        const chunk = JSON.parse(line.slice(5)) as { usage?: unknown; choices?: unknown[] };
+        if (typeof chunk.usage !== 'object' || chunk.usage === null) return line;
+        if (drop) return chunk.choices?.length === 0 ? '' : line;
+        return `data: ${JSON.stringify({ ...chunk, usage: { ...chunk.usage, cost } })}\n`;
+      })
+      .join(''),
+  );
+}
+
+function rewrite(chunks: Buffer[], drop: boolean, cost: number): Buffer {
+  const rewriter = new ChatStreamRewriter({ dropUsageChunk: drop, addCost: () => cost });
+  return Buffer.concat([...chunks.map((chunk) => rewriter.push(chunk)), rewriter.flush()]);
+}
+
+function splits(bytes: Buffer, cuts: number[]): Buffer[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const chunks: Buffer[] = [];
+  let from = 0;
+  for (const at of [...points, bytes.length]) {
+    if (at > from) chunks.push(bytes.subarray(from, at));
+    from = at;
+  }
+  return chunks;
+}
+
+describe('ChatStreamRewriter (issue #4)', () => {
+  // A recorded OpenAI stream with include_usage: `"usage":null` on every content chunk, the usage on
+  // a last `choices: []` one. Its copy with text that is not ASCII checks that the search's offsets
+  // are byte offsets (the chunk is searched as latin1, issue #17).
+  const recorded = fixture('openai/text.sse');
+  const wide = Buffer.from(recorded.toString('utf8').replace('"content":"Hello"', '"content":"Héllo — 日本語 \\"usage\\" 🎉"'));
+  const streams = [recorded, wide];
+
+  it('drops the usage chunk the gateway asked for, and only it, however the stream is cut', () => {
+    for (const stream of streams) {
+      const want = expected(stream, true, 0);
+      expect(want.length).to.be.lessThan(stream.length);
+      expect(rewrite([stream], true, 0).equals(want)).to.equal(true);
+      fc.assert(
+        fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+          expect(rewrite(splits(stream, cuts), true, 0).toString()).to.equal(want.toString());
+        }),
+        { numRuns: 300 },
+      );
+    }
+  });
+
+  it('adds usage.cost to the usage chunk a client asked for, however the stream is cut', () => {
+    for (const stream of streams) {
+      const want = expected(stream, false, 0.000123);
+      expect(want.toString()).to.include('"cost":0.000123');
+      fc.assert(
+        fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+          expect(rewrite(splits(stream, cuts), false, 0.000123).toString()).to.equal(want.toString());
+        }),
+        { numRuns: 300 },
+      );
+    }
+  });
+
+  it('passes a chunk with no usage in it as the same Buffer, uncopied', () => {
+    const chunk = Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n');
+    expect(new ChatStreamRewriter({ dropUsageChunk: true, addCost: () => 0 }).push(chunk)).to.equal(chunk);
+    // A partial line waits for its end, then passes whole.
+    const rewriter = new ChatStreamRewriter({ dropUsageChunk: true, addCost: () => 0 });
+    expect(rewriter.push(chunk.subarray(0, 10)).length).to.equal(0);
+    expect(Buffer.concat([rewriter.push(chunk.subarray(10)), rewriter.flush()]).equals(chunk)).to.equal(true);
+  });
+});
