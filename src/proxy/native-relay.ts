@@ -90,8 +90,10 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   // latin1 copy of each, not two (issue #17).
   const unguardedTap = guard === undefined ? tap : null;
   if (primed) {
+    // Only the last chunk the first-event read pushed can be the one the guard read last.
+    const last = primed.raw.at(-1);
     for (const chunk of primed.raw) {
-      tap?.push(chunk, primed.guard.takeText(chunk));
+      tap?.push(chunk, chunk === last ? primed.guard.takeText(chunk) : undefined);
       track?.(chunk);
     }
   }

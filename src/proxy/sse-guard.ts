@@ -8,7 +8,7 @@ const SPACE = 0x20;
 /**
  * `data:` and `event:`, byte by byte. #line compares a line's first bytes with these literals, not
  * in a loop over a Buffer of the prefix: the loop's loads cost a 64-event stream 0.6 µs more
- * (issue #17, fifteenth session; tmpbench figures in bench/RESULTS.md).
+ * (issue #17, fifteenth session; bench/RESULTS.md).
  */
 const [D, A, T] = [0x64, 0x61, 0x74]; // d a t
 const [E, V, N] = [0x65, 0x76, 0x6e]; // e v n
@@ -158,14 +158,13 @@ export class SseGuard {
   }
 
   /**
-   * The latin1 text of `chunk` if this guard last read it whole, once: the usage tap searches the
-   * same bytes, and a second copy of each chunk cost a streamed answer as much as a copy of it
-   * (issue #17, fifteenth session). Taken, it is let go, so an idle stream holds no text.
+   * The latin1 text of `chunk`, if the last push read it whole: the usage tap searches the same
+   * bytes as latin1, and reading each chunk twice copied it twice (issue #17, fifteenth session).
+   * Asked once: the text is let go either way, so an idle stream holds none.
    */
   takeText(chunk: Buffer): string | undefined {
-    if (this.#scanned !== chunk) return undefined;
+    const text = this.#scanned === chunk ? this.#text : undefined;
     this.#scanned = null;
-    const text = this.#text;
     this.#text = '';
     return text;
   }
