@@ -5,7 +5,8 @@ import { Needle } from '../util/text-search.ts';
  * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
  * gateway asks for on every stream so the ledger has real counts, is removed when the client did
  * not ask for it, and carries `usage.cost` (OpenRouter's convention) when it did. Every other byte
- * passes as it came; only a partial line that contains `"usage"` is held back until it is whole.
+ * passes as it came; a chunk's unfinished last line is held back until it is whole (up to
+ * MAX_LINE), so that a usage line is read whole wherever it was cut.
  */
 export type AddCost = (usage: Record<string, unknown>) => number;
 
@@ -16,6 +17,8 @@ export type AddCost = (usage: Record<string, unknown>) => number;
  */
 const USAGE = new Needle('"usage"');
 const NEWLINE = 0x0a;
+/** A usage chunk is a few hundred bytes; a longer unfinished line is not held (issue #17 review). */
+const MAX_LINE = 64 * 1024;
 const USAGE_NULL = Buffer.from('"usage":null');
 const DATA = 'data:';
 
@@ -23,6 +26,8 @@ export class ChatStreamRewriter {
   readonly #drop: boolean;
   readonly #addCost: AddCost;
   #carry: Buffer | null = null;
+  /** A line longer than MAX_LINE is being passed on as it comes. */
+  #passing = false;
 
   constructor(options: { dropUsageChunk: boolean; addCost: AddCost }) {
     this.#drop = options.dropUsageChunk;
@@ -32,21 +37,37 @@ export class ChatStreamRewriter {
   /**
    * The bytes to forward for this chunk. A line is only rewritten whole: the bytes after a chunk's
    * last line break wait for the rest of their line, since a usage line cut before its `"usage"`
-   * would otherwise pass unread (behind the stream guard, which passes whole events, there are none).
+   * would otherwise pass unread. Behind the stream guard, which passes whole events, there are
+   * such bytes only in an event over its MAX_HELD, passed on as it comes: a line longer than
+   * MAX_LINE is passed on as it comes too, and the rest of it after it (a usage line is short).
    */
   push(incoming: Buffer): Buffer {
+    if (incoming.length === 0) return incoming;
     const chunk = this.#carry === null ? incoming : Buffer.concat([this.#carry, incoming]);
     this.#carry = null;
+    // The end of a line passed on unfinished passes as it is.
+    let start = 0;
+    if (this.#passing) {
+      const end = chunk.indexOf(NEWLINE);
+      if (end === -1) return chunk;
+      this.#passing = false;
+      start = end + 1;
+    }
     const text = chunk.toString('latin1');
-    const whole = chunk[chunk.length - 1] === NEWLINE ? chunk.length : text.lastIndexOf('\n') + 1;
-    if (whole < chunk.length) this.#carry = Buffer.from(chunk.subarray(whole));
-    let hit = USAGE.in(text);
+    let whole = chunk[chunk.length - 1] === NEWLINE ? chunk.length : text.lastIndexOf('\n') + 1;
+    if (whole < start) whole = start;
+    if (chunk.length - whole > MAX_LINE) {
+      this.#passing = true;
+      whole = chunk.length;
+    } else if (whole < chunk.length) this.#carry = Buffer.from(chunk.subarray(whole));
+    let hit = USAGE.in(text, start);
     if ((hit === -1 || hit >= whole) && whole === chunk.length) return chunk;
     const out: Buffer[] = [];
     let from = 0;
     for (; hit !== -1 && hit < whole; hit = USAGE.in(text, from)) {
-      const lineStart = Math.max(from, text.lastIndexOf('\n', hit) + 1);
+      const lineStart = Math.max(from, start, text.lastIndexOf('\n', hit) + 1);
       const lineEnd = text.indexOf('\n', hit);
+      if (lineEnd === -1) break; // in the unfinished line passed on as it comes
       out.push(chunk.subarray(from, lineStart), this.#line(chunk.subarray(lineStart, lineEnd + 1)));
       from = lineEnd + 1;
     }

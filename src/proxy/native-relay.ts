@@ -90,10 +90,12 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   // latin1 copy of each, not two (issue #17).
   const unguardedTap = guard === undefined ? tap : null;
   if (primed) {
-    // Only the last chunk the first-event read pushed can be the one the guard read last.
+    // Only the last chunk the first-event read pushed can be the one the guard read last; asked
+    // even without a tap (speech), so the guard lets its text go.
     const last = primed.raw.at(-1);
+    const text = last === undefined ? undefined : primed.guard.takeText(last);
     for (const chunk of primed.raw) {
-      tap?.push(chunk, chunk === last ? primed.guard.takeText(chunk) : undefined);
+      tap?.push(chunk, chunk === last ? text : undefined);
       track?.(chunk);
     }
   }
@@ -149,7 +151,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
   };
 }
 
-/** An SSE stream, whole events at a time, with backpressure, ending honestly. */
+/** What relaySse writes through (the Chat usage rewriter), feeds (the usage tap) and reports to. */
 interface SseRelay {
   readonly rewriter: ChatStreamRewriter | null;
   readonly tap: UsageTap | null;
@@ -157,13 +159,15 @@ interface SseRelay {
   readonly provider: string;
 }
 
+/** An SSE stream, whole events at a time, with backpressure, ending honestly. */
 function relaySse(res: ServerResponse, proxyRes: IncomingMessage, status: number, headers: OutgoingHttpHeaders, primed: Primed, { rewriter, tap, fail, provider }: SseRelay): void {
   const guard = primed.guard;
   if (!res.headersSent) res.writeHead(status, headers);
   if (primed.events.length > 0) res.write(rewriter === null ? primed.events : rewriter.push(primed.events));
   proxyRes.on('data', (chunk: Buffer) => {
     const events = guard.push(chunk);
-    tap?.push(chunk, guard.takeText(chunk));
+    const text = guard.takeText(chunk); // asked even without a tap, so the guard lets it go
+    tap?.push(chunk, text);
     const out = rewriter === null ? events : rewriter.push(events);
     if (out.length > 0 && !res.write(out)) proxyRes.pause();
     if (guard.malformed) {

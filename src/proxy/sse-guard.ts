@@ -19,8 +19,11 @@ const MESSAGE_STOP = Buffer.from('message_stop');
 const ERROR = Buffer.from('error');
 const DONE = Buffer.from('[DONE]');
 const CHAT_ERROR = Buffer.from('{"error"');
-/** `"finish_reason":"`, searched for by its name alone (finishedIn). */
+/** `"finish_reason":"`, searched for by its name alone in text (finishedIn), whole in bytes past TEXT_MAX. */
 const FINISH_REASON = 'finish_reason';
+const FINISHED = Buffer.from('"finish_reason":"');
+/** A read larger than this is scanned as bytes, without a latin1 copy. */
+const TEXT_MAX = 256 * 1024;
 const QUOTE = 0x22;
 /**
  * Content events by name: Messages' `content_block_delta`, known by its length and its last six
@@ -115,13 +118,14 @@ export class SseGuard {
     let forward = 0;
     // Line ends are found in the bytes read as latin1 (one character per byte, so offsets are byte
     // offsets): String#indexOf runs in V8, where each Buffer#indexOf is a call into C++, 25 ns
-    // against 8 (issue #17, fifteenth session: a 64-event stream's scan 6.0 → 5.0 µs).
-    const text = buf.toString('latin1');
-    this.#scanned = buf;
-    this.#text = text;
+    // against 8 (issue #17, fifteenth session; bench/RESULTS.md). Not past TEXT_MAX: there the
+    // lines are an image's or audio's base64, and the copy would be all the work.
+    const text = buf.length <= TEXT_MAX ? buf.toString('latin1') : null;
+    this.#scanned = text === null ? null : buf;
+    this.#text = text ?? '';
     // A JSON string escapes its quotes, so these bytes occur only as a real non-null finish_reason.
-    if (this.#chat && !this.terminated && finishedIn(text)) this.terminated = true;
-    let nl = text.indexOf('\n');
+    if (this.#chat && !this.terminated && (text === null ? buf.indexOf(FINISHED) !== -1 : finishedIn(text))) this.terminated = true;
+    let nl = text === null ? buf.indexOf(LF) : text.indexOf('\n');
     while (nl !== -1) {
       const end = nl > lineStart && buf[nl - 1] === CR ? nl - 1 : nl;
       if (end === lineStart) {
@@ -143,7 +147,7 @@ export class SseGuard {
       // A line is most often followed by the blank one that ends its event: found by its first
       // byte, without another search (issue #17: a third of the searches of a Messages stream).
       const next = buf[lineStart];
-      nl = next === LF ? lineStart : next === CR && buf[lineStart + 1] === LF ? lineStart + 1 : text.indexOf('\n', lineStart);
+      nl = next === LF ? lineStart : next === CR && buf[lineStart + 1] === LF ? lineStart + 1 : text === null ? buf.indexOf(LF, lineStart) : text.indexOf('\n', lineStart);
     }
     // The unfinished event is scanned again with its next bytes.
     this.#hasData = false;

@@ -15,7 +15,7 @@ function expected(stream: Buffer, drop: boolean, cost: number): Buffer {
         const chunk = JSON.parse(line.slice(5)) as { usage?: unknown; choices?: unknown[] };
         if (typeof chunk.usage !== 'object' || chunk.usage === null) return line;
         if (drop) return chunk.choices?.length === 0 ? '' : line;
-        return `data: ${JSON.stringify({ ...chunk, usage: { ...chunk.usage, cost } })}\n`;
+        return `data: ${JSON.stringify({ ...chunk, usage: { ...chunk.usage, cost } })}${line.endsWith('\r\n') ? '\r\n' : '\n'}`;
       })
       .join(''),
   );
@@ -43,7 +43,8 @@ describe('ChatStreamRewriter (issue #4)', () => {
   // are byte offsets (the chunk is searched as latin1, issue #17).
   const recorded = fixture('openai/text.sse');
   const wide = Buffer.from(recorded.toString('utf8').replace('"content":"Hello"', '"content":"Héllo — 日本語 \\"usage\\" 🎉"'));
-  const streams = [recorded, wide];
+  const crlf = Buffer.from(recorded.toString('latin1').replace(/\n/g, '\r\n'), 'latin1');
+  const streams = [recorded, wide, crlf];
 
   it('drops the usage chunk the gateway asked for, and only it, however the stream is cut', () => {
     for (const stream of streams) {
@@ -70,6 +71,20 @@ describe('ChatStreamRewriter (issue #4)', () => {
         { numRuns: 300 },
       );
     }
+  });
+
+  it('passes a line longer than it holds on as it comes, and still drops the usage chunk after it', () => {
+    // Behind the guard, only an event over the guard's own limit arrives cut mid-line (review).
+    const long = `data: {"choices":[{"index":0,"delta":{"content":"${'x'.repeat(100 * 1024)}"},"finish_reason":null}],"usage":null}\n\n`;
+    const stream = Buffer.concat([Buffer.from(long), recorded.subarray(recorded.indexOf('data: {"id"', recorded.length - 600))]);
+    const want = expected(stream, true, 0);
+    expect(want.length).to.be.lessThan(stream.length);
+    const rewriter = new ChatStreamRewriter({ dropUsageChunk: true, addCost: () => 0 });
+    const pieces = splits(stream, [1000, 70 * 1024, 90 * 1024, long.length - 5, long.length + 50]);
+    const out = pieces.map((piece) => rewriter.push(piece));
+    expect(out[0]?.length, 'the line is held while it is short').to.equal(0);
+    expect(out[1]?.length, 'and passed on once it is long').to.equal(70 * 1024);
+    expect(Buffer.concat([...out, rewriter.flush()]).toString()).to.equal(want.toString());
   });
 
   it('passes a chunk with no usage in it as the same Buffer, uncopied', () => {

@@ -118,6 +118,42 @@ describe('native SSE guard', () => {
     );
   });
 
+  it('tells `data:` and `event:` lines by their bytes exactly, near misses included (issue #17)', () => {
+    // The fields are compared byte by byte with literals: a line counts as a field exactly when it
+    // starts with the field's name and colon, as an SSE parser reads it.
+    const pieces = ['d', 'a', 't', 'e', 'v', 'n', ':', ' ', 'data', 'event', 'dat', 'even', 'x'];
+    // A field name with one byte changed or dropped, or pieces strung together.
+    const nearMiss = fc
+      .record({ name: fc.constantFrom('data:', 'event:'), at: fc.nat(), byte: fc.constantFrom(...pieces.filter((p) => p.length === 1)), drop: fc.boolean(), tail: fc.constantFrom('', ' ', ':') })
+      .map(({ name, at, byte, drop, tail }) => name.slice(0, at % name.length) + (drop ? '' : byte) + name.slice((at % name.length) + 1) + tail);
+    fc.assert(
+      fc.property(fc.oneof(nearMiss, fc.array(fc.constantFrom(...pieces), { maxLength: 5 }).map((parts) => parts.join(''))), (field) => {
+        const data = run('messages', [Buffer.from(`${field}x\n\n`)]);
+        expect(data.guard.malformed, `data line ${JSON.stringify(field)}`).to.equal(field.startsWith('data:'));
+        const name = field.startsWith('event:') ? field.slice(6).replace(/^ /, '') + 'content_block_delta' : null;
+        const event = run('messages', [Buffer.from(`${field}content_block_delta\ndata: {}\n\n`)]);
+        expect(event.guard.contentEvents, `event line ${JSON.stringify(field)}`).to.equal(name === 'content_block_delta' ? 1 : 0);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('scans a read over 256 KB as bytes, with the same answers (issue #17)', () => {
+    // Past TEXT_MAX the guard makes no latin1 copy: an image's or audio's base64 is the bulk there.
+    const big = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${'y'.repeat(300 * 1024)}"}}\n\n`;
+    const messages = Buffer.concat([Buffer.from(big), fixture('anthropic/text.sse')]);
+    const small = run('messages', [fixture('anthropic/text.sse')]);
+    for (const chunks of [[messages], splits(messages, [1000, 200 * 1024, big.length + 10])]) {
+      const { out, guard } = run('messages', chunks);
+      expect(out.equals(messages)).to.equal(true);
+      expect(guard.terminated).to.equal(true);
+      expect(guard.contentEvents).to.equal(small.guard.contentEvents + 1);
+      if (chunks.length === 1) expect(guard.takeText(messages), 'no text made for a read this large').to.equal(undefined);
+    }
+    const chat = Buffer.from(`data: {"choices":[{"index":0,"delta":{"content":"${'z'.repeat(300 * 1024)}"},"finish_reason":"stop"}]}\n\n`);
+    expect(run('chat', [chat]).guard.terminated, 'a finish_reason found in bytes').to.equal(true);
+  });
+
   it('hands the usage tap the latin1 text of a chunk it read whole, once asked, and nothing for bytes it joined (issue #17)', () => {
     const guard = new SseGuard('messages');
     const first = Buffer.from('event: ping\ndata: {"type":"ping","text":"h\u00e9"}\n\n', 'utf8');
