@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { ChatStreamRewriter } from '../../src/proxy/chat-usage-rewriter.ts';
+import { splits } from '../support/splits.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -24,17 +25,6 @@ function expected(stream: Buffer, drop: boolean, cost: number): Buffer {
 function rewrite(chunks: Buffer[], drop: boolean, cost: number): Buffer {
   const rewriter = new ChatStreamRewriter({ dropUsageChunk: drop, addCost: () => cost });
   return Buffer.concat([...chunks.map((chunk) => rewriter.push(chunk)), rewriter.flush()]);
-}
-
-function splits(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let from = 0;
-  for (const at of [...points, bytes.length]) {
-    if (at > from) chunks.push(bytes.subarray(from, at));
-    from = at;
-  }
-  return chunks;
 }
 
 describe('ChatStreamRewriter (issue #4)', () => {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { SseGuard } from '../../src/proxy/sse-guard.ts';
+import { splits } from '../support/splits.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -17,17 +18,6 @@ function run(format: 'messages' | 'chat', chunks: Buffer[]): { out: Buffer; guar
     }
   }
   return { out: Buffer.concat(parts), guard, boundaries };
-}
-
-function splits(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let from = 0;
-  for (const at of [...points, bytes.length]) {
-    if (at > from) chunks.push(bytes.subarray(from, at));
-    from = at;
-  }
-  return chunks;
 }
 
 describe('native SSE guard', () => {
