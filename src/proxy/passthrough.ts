@@ -1,4 +1,4 @@
-import { upstreamRequestId } from './upstream-request-id.ts';
+import { upstreamRequestIdIn } from './upstream-request-id.ts';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
@@ -187,7 +187,7 @@ export class Passthrough {
           proxyRes.on('error', () => undefined); // every ending is read from 'close'
           const status = proxyRes.statusCode ?? 502;
           state.outcome.upstreamStatus = status;
-          const upstreamId = upstreamRequestId((name) => proxyRes.headers[name]);
+          const upstreamId = upstreamRequestIdIn(proxyRes.rawHeaders);
           if (upstreamId !== undefined) state.outcome.upstreamRequestId = upstreamId;
           if (status === 401) {
             // The provider refused the gateway's own key. Its body may echo part of that key

@@ -60,7 +60,11 @@ export class CircuitBreaker {
 
 /** The breakers of one gateway, one per provider and upstream model. */
 export class Breakers {
-  readonly #byRoute = new Map<string, CircuitBreaker>();
+  /**
+   * By provider, then upstream model: both names are the catalogue's own strings, whose hashes V8
+   * keeps, where one key joining them was a new string to hash on every request (issue #17).
+   */
+  readonly #byProvider = new Map<string, Map<string, CircuitBreaker>>();
   readonly #failures: number;
   readonly #cooldownMs: number;
   readonly #clock: Clock;
@@ -74,27 +78,28 @@ export class Breakers {
   /** Breakers not closed, by provider: what the metrics show (issue #16). */
   openByProvider(): Map<string, number> {
     const open = new Map<string, number>();
-    for (const [key, breaker] of this.#byRoute) {
-      const provider = key.slice(0, key.indexOf('\u0000'));
-      open.set(provider, (open.get(provider) ?? 0) + (breaker.state === 'closed' ? 0 : 1));
+    for (const [provider, models] of this.#byProvider) {
+      let count = 0;
+      for (const breaker of models.values()) count += breaker.state === 'closed' ? 0 : 1;
+      open.set(provider, count);
     }
     return open;
   }
 
   /** Each route that has had a request, and its breaker's state: the dashboard's health page (issue #16). */
   routes(): { provider: string; upstreamModel: string; state: CircuitBreaker['state']; retryInMs: number }[] {
-    return [...this.#byRoute].map(([key, breaker]) => {
-      const cut = key.indexOf('\u0000');
-      return { provider: key.slice(0, cut), upstreamModel: key.slice(cut + 1), state: breaker.state, retryInMs: breaker.msUntilRetry() };
-    });
+    return [...this.#byProvider].flatMap(([provider, models]) =>
+      [...models].map(([upstreamModel, breaker]) => ({ provider, upstreamModel, state: breaker.state, retryInMs: breaker.msUntilRetry() })),
+    );
   }
 
   for(provider: string, upstreamModel: string): CircuitBreaker {
-    const key = `${provider}\u0000${upstreamModel}`;
-    let breaker = this.#byRoute.get(key);
-    if (!breaker) {
+    let models = this.#byProvider.get(provider);
+    if (models === undefined) this.#byProvider.set(provider, (models = new Map()));
+    let breaker = models.get(upstreamModel);
+    if (breaker === undefined) {
       breaker = new CircuitBreaker(this.#failures, this.#cooldownMs, this.#clock);
-      this.#byRoute.set(key, breaker);
+      models.set(upstreamModel, breaker);
     }
     return breaker;
   }
