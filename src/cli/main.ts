@@ -64,7 +64,12 @@ async function serve(args: readonly string[]): Promise<number | null> {
   if (workers !== undefined && !isWorker()) return runPrimary(workers, config, values.config);
   const { createGateway } = await import('../gateway.ts');
   const gateway = await createGateway(config, isWorker() ? { reload: reloadEveryWorker } : {});
-  const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port);
+  const address = await gateway.listen(values.host ?? config.server.host, port ?? config.server.port).catch(async (err: unknown) => {
+    // Nothing was served: the store, plugins and threads are let go before the error is reported,
+    // so the process ends on its own rather than when the last of them does.
+    await gateway.close();
+    throw err;
+  });
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const lines = [
     isWorker()

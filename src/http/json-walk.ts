@@ -156,7 +156,7 @@ export class JsonWalk {
       // A window as a substring (a slice of the body's string, not a copy): a bounded repeat in
       // the expression itself ran four times slower than the unbounded one.
       const window = text.substring(at, at + this.#window);
-      if (this.#window < WINDOW) this.#window *= 2;
+      this.#window = Math.min(this.#window * 2, WINDOW);
       NO_CONTROL.lastIndex = 0;
       NO_CONTROL.test(window);
       if (NO_CONTROL.lastIndex < window.length) {
@@ -403,7 +403,7 @@ const WINDOW = 2048;
  * usually a key, and the element after it is often stepped over too. With every step at WINDOW, a
  * known 76 KB Claude Code request had 6.5 KB scanned in 4 windows, nearly all of it inside elements
  * then stepped over (issue #17, sixteenth session); steps double from here, so a body read from
- * its start takes four steps more in all.
+ * its start takes at most four steps more in all.
  */
 const FIRST_WINDOW = 128;
 

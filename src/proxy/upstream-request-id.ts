@@ -15,24 +15,31 @@ export function upstreamRequestId(header: (name: string) => string | string[] | 
   return undefined;
 }
 
+/** The names' lengths: a raw name of another length is not lowercased. */
+const LENGTHS: readonly number[] = NAMES.map((name) => name.length);
+/** Each name's value as Node's parsed headers would hold it (repeats joined by `, `); reset by each call. */
+const joined: (string | undefined)[] = NAMES.map(() => undefined);
+
 /**
  * The same id from a response's raw header list ([name, value, ...], as Node received it), for the
- * native path: each lookup by name in the parsed headers, a dictionary, cost about 1,000 instructions
- * when the name was absent (issue #17, fifteenth session), where here only a name of one of the
- * three lengths is even lowercased. The first non-empty value of the best-ranked name wins.
+ * native path: each lookup by name in the parsed headers, a dictionary, cost about 1,000
+ * instructions when the name was absent (issue #17, fifteenth session), where here only a name of
+ * one of the three lengths is even lowercased. Repeats are joined as Node joins them, so the answer
+ * is upstreamRequestId's on the parsed headers, which the other paths use.
  */
 export function upstreamRequestIdIn(rawHeaders: readonly string[]): string | undefined {
-  let rank: number = NAMES.length;
-  let found: string | undefined;
+  joined.fill(undefined);
   for (let i = 0; i < rawHeaders.length - 1; i += 2) {
     const name = rawHeaders[i] as string;
-    if (name.length !== 10 && name.length !== 12 && name.length !== 16) continue;
+    if (!LENGTHS.includes(name.length)) continue;
     const at = (NAMES as readonly string[]).indexOf(name.toLowerCase());
-    if (at === -1 || at >= rank || rawHeaders[i + 1] === '') continue;
-    rank = at;
-    found = rawHeaders[i + 1];
+    if (at === -1) continue;
+    const value = rawHeaders[i + 1] as string;
+    const before = joined[at];
+    joined[at] = before === undefined ? value : `${before}, ${value}`;
   }
-  return found === undefined ? undefined : printable(found);
+  for (const value of joined) if (value !== undefined && value !== '') return printable(value);
+  return undefined;
 }
 
 function printable(value: string): string | undefined {

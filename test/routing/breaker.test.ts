@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { CircuitBreaker } from '../../src/routing/breaker.ts';
+import { Breakers, CircuitBreaker } from '../../src/routing/breaker.ts';
+import { TestClock } from '../support/clock.ts';
 
 describe('circuit breaker', () => {
   it('opens after N consecutive failures, skips the route for the cooldown, then lets one probe through', () => {
@@ -41,5 +42,23 @@ describe('circuit breaker', () => {
     expect(breaker.tryPass(100)).to.equal(true);
     breaker.release();
     expect(breaker.tryPass(101)).to.equal(true);
+  });
+});
+
+describe('the breakers of one gateway (issue #5), found by provider, then upstream model (issue #17)', () => {
+  it('gives each route its own breaker, the same one each time, and reports them by provider and route', () => {
+    const breakers = new Breakers(1, 1000, new TestClock());
+    const a1 = breakers.for('a', 'm1');
+    const b1 = breakers.for('b', 'm1');
+    const a2 = breakers.for('a', 'm2');
+    expect(breakers.for('a', 'm1')).to.equal(a1);
+    expect(new Set([a1, b1, a2]).size).to.equal(3);
+    // Names that a joined key could confuse stay apart.
+    expect(breakers.for('a\u0000m1', '')).to.not.equal(breakers.for('a', 'm1\u0000'));
+    a2.failure();
+    expect([...breakers.openByProvider()]).to.deep.equal([['a', 1], ['b', 0], ['a\u0000m1', 0]]);
+    expect(breakers.routes().map((r) => [r.provider, r.upstreamModel, r.state])).to.deep.equal([
+      ['a', 'm1', 'closed'], ['a', 'm2', 'open'], ['a', 'm1\u0000', 'closed'], ['b', 'm1', 'closed'], ['a\u0000m1', '', 'closed'],
+    ]);
   });
 });
