@@ -35,13 +35,14 @@ export class ChatStreamRewriter {
   }
 
   /**
-   * The bytes to forward for this chunk. A line is only rewritten whole: the bytes after a chunk's
+   * The bytes to forward for this chunk; `latin1`, the chunk read as latin1 where the caller has it
+   * already (the native stream guard's). A line is only rewritten whole: the bytes after a chunk's
    * last line break wait for the rest of their line, since a usage line cut before its `"usage"`
    * would otherwise pass unread. Behind the stream guard, which passes whole events, there are
    * such bytes only in an event over its MAX_HELD, passed on as it comes: a line longer than
    * MAX_LINE is passed on as it comes too, and the rest of it after it (a usage line is short).
    */
-  push(incoming: Buffer): Buffer {
+  push(incoming: Buffer, latin1?: string): Buffer {
     if (incoming.length === 0) return incoming;
     const chunk = this.#carry === null ? incoming : Buffer.concat([this.#carry, incoming]);
     this.#carry = null;
@@ -53,7 +54,8 @@ export class ChatStreamRewriter {
       this.#passing = false;
       start = end + 1;
     }
-    const text = chunk.toString('latin1');
+    // The stream guard's text of the same bytes where the relay has it: one latin1 copy, not two.
+    const text = chunk === incoming && latin1 !== undefined ? latin1 : chunk.toString('latin1');
     let whole = chunk[chunk.length - 1] === NEWLINE ? chunk.length : text.lastIndexOf('\n') + 1;
     if (whole < start) whole = start;
     if (chunk.length - whole > MAX_LINE) {

@@ -168,7 +168,8 @@ function relaySse(res: ServerResponse, proxyRes: IncomingMessage, status: number
     const events = guard.push(chunk);
     const text = guard.takeText(chunk); // asked even without a tap, so the guard lets it go
     tap?.push(chunk, text);
-    const out = rewriter === null ? events : rewriter.push(events);
+    // The guard's text is of the chunk it read whole: the rewriter's too when it passed it all on.
+    const out = rewriter === null ? events : rewriter.push(events, events === chunk ? text : undefined);
     if (out.length > 0 && !res.write(out)) proxyRes.pause();
     if (guard.malformed) {
       proxyRes.destroy();

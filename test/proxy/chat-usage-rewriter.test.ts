@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { ChatStreamRewriter } from '../../src/proxy/chat-usage-rewriter.ts';
+import { SseGuard } from '../../src/proxy/sse-guard.ts';
 import { splits } from '../support/splits.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
@@ -22,9 +23,17 @@ function expected(stream: Buffer, drop: boolean, cost: number): Buffer {
   );
 }
 
-function rewrite(chunks: Buffer[], drop: boolean, cost: number): Buffer {
+/** `guarded`: as a native stream's relay feeds it, each chunk through a stream guard first, with the text the guard read it as. */
+function rewrite(chunks: Buffer[], drop: boolean, cost: number, guarded = false): Buffer {
   const rewriter = new ChatStreamRewriter({ dropUsageChunk: drop, addCost: () => cost });
-  return Buffer.concat([...chunks.map((chunk) => rewriter.push(chunk)), rewriter.flush()]);
+  const guard = guarded ? new SseGuard('chat') : null;
+  const out = chunks.map((chunk) => {
+    if (guard === null) return rewriter.push(chunk);
+    const events = guard.push(chunk);
+    const text = guard.takeText(chunk);
+    return rewriter.push(events, events === chunk ? text : undefined);
+  });
+  return Buffer.concat([...out, rewriter.flush()]);
 }
 
 describe('ChatStreamRewriter (issue #4)', () => {
@@ -44,6 +53,7 @@ describe('ChatStreamRewriter (issue #4)', () => {
       fc.assert(
         fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
           expect(rewrite(splits(stream, cuts), true, 0).toString()).to.equal(want.toString());
+          expect(rewrite(splits(stream, cuts), true, 0, true).toString(), 'fed as the relay feeds it').to.equal(want.toString());
         }),
         { numRuns: 300 },
       );
@@ -57,6 +67,7 @@ describe('ChatStreamRewriter (issue #4)', () => {
       fc.assert(
         fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
           expect(rewrite(splits(stream, cuts), false, 0.000123).toString()).to.equal(want.toString());
+          expect(rewrite(splits(stream, cuts), false, 0.000123, true).toString(), 'fed as the relay feeds it').to.equal(want.toString());
         }),
         { numRuns: 300 },
       );
