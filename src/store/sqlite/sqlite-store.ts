@@ -25,6 +25,7 @@ import { openDatabase } from './database.ts';
 import { GroupCommit } from './group-commit.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { instanceStates, interruptedHold, SERIES_GROUP, SERIES_SUMS, toAuditRow, toKeyRecord, toLedgerRow, toResponseRecord, toSeriesPoint, type Row } from '../rows.ts';
+import { isoTime } from '../../util/iso-time.ts';
 
 /**
  * The embedded store: SQLite through better-sqlite3, in WAL mode. Every write that moves money is
@@ -216,7 +217,7 @@ export class SqliteStore implements Store {
     ).run(
       entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route,
       u.input, u.output, u.cacheRead, u.cacheWrite, u.reasoning, entry.cost, charged, entry.cost - charged,
-      entry.status, entry.outcome, entry.estimated ? 1 : 0, entry.startedAt.toISOString(), entry.firstByteMs, entry.durationMs,
+      entry.status, entry.outcome, entry.estimated ? 1 : 0, isoTime(entry.startedAt.getTime()), entry.firstByteMs, entry.durationMs,
       u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
     );
     return { charged, uncollected: entry.cost - charged };
@@ -367,6 +368,7 @@ function useWal(db: Database.Database): void {
   }
 }
 
-const now = (): string => new Date().toISOString();
+/** A hold's `created_at` and a key edit's `updated_at`: toISOString's text, formatted once a second (util/iso-time.ts). */
+const now = (): string => isoTime(Date.now());
 const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));
 const max0 = (value: bigint): bigint => (value > 0n ? value : 0n);
