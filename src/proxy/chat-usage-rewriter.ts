@@ -1,5 +1,6 @@
 import { usageValueOf, type FoundValue } from '../http/json-scan.ts';
 import { Needle } from '../util/text-search.ts';
+import { objectUsageAt } from '../usage/tap.ts';
 
 /**
  * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
@@ -21,6 +22,18 @@ const NEWLINE = 0x0a;
 const MAX_LINE = 64 * 1024;
 const USAGE_NULL = Buffer.from('"usage":null');
 const DATA = 'data:';
+
+/**
+ * The next `"usage"` from `from` that holds an object: only such a line can be the usage chunk.
+ * Asked for usage, OpenAI sends `"usage":null` on every other chunk, and each such line was cut out
+ * and the chunk joined again around it (issue #17, seventeenth session).
+ */
+function nextUsage(text: string, from: number): number {
+  let hit = USAGE.in(text, from);
+  while (hit !== -1 && !objectUsageAt(text, hit)) hit = USAGE.in(text, hit + USAGE_KEY_LENGTH);
+  return hit;
+}
+const USAGE_KEY_LENGTH = '"usage"'.length;
 
 export class ChatStreamRewriter {
   readonly #drop: boolean;
@@ -62,11 +75,11 @@ export class ChatStreamRewriter {
       this.#passing = true;
       whole = chunk.length;
     } else if (whole < chunk.length) this.#carry = Buffer.from(chunk.subarray(whole));
-    let hit = USAGE.in(text, start);
+    let hit = nextUsage(text, start);
     if ((hit === -1 || hit >= whole) && whole === chunk.length) return chunk;
     const out: Buffer[] = [];
     let from = 0;
-    for (; hit !== -1 && hit < whole; hit = USAGE.in(text, from)) {
+    for (; hit !== -1 && hit < whole; hit = nextUsage(text, from)) {
       const lineStart = Math.max(from, start, text.lastIndexOf('\n', hit) + 1);
       const lineEnd = text.indexOf('\n', hit);
       if (lineEnd === -1) break; // in the unfinished line passed on as it comes

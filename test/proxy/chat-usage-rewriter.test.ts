@@ -88,6 +88,23 @@ describe('ChatStreamRewriter (issue #4)', () => {
     expect(Buffer.concat([...out, rewriter.flush()]).toString()).to.equal(want.toString());
   });
 
+  it('passes the recorded stream\'s `"usage":null` chunks as the same Buffers, uncopied (issue #17)', () => {
+    // OpenAI sends `"usage":null` on every chunk but the last when asked for usage, as Junction asks.
+    const events = recorded.toString('latin1').split(/(?<=\n\n)/).map((event) => Buffer.from(event, 'latin1'));
+    const nulls = events.filter((event) => event.includes('"usage":null'));
+    expect(nulls.length).to.be.greaterThan(2);
+    const rewriter = new ChatStreamRewriter({ dropUsageChunk: true, addCost: () => 0 });
+    for (const event of nulls) expect(rewriter.push(event)).to.equal(event);
+  });
+
+  it('finds a usage object however JSON spaces it, and only an object', () => {
+    for (const [usage, read] of [['"usage":{"prompt_tokens":1}', true], ['"usage" :\t{"prompt_tokens":1}', true], ['"usage"\t:\r{"prompt_tokens":1}', true], ['"usage": null', false], ['"usage":7', false]] as const) {
+      const line = Buffer.from(`data: {"choices":[],${usage}}\n\n`);
+      expect(rewrite([line], false, 0.5).includes('"cost":0.5'), usage).to.equal(read);
+      for (const drop of [false, true]) expect(rewrite([line], drop, 0.5).toString(), usage).to.equal(expected(line, drop, 0.5).toString());
+    }
+  });
+
   it('passes a chunk with no usage in it as the same Buffer, uncopied', () => {
     const chunk = Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n');
     expect(new ChatStreamRewriter({ dropUsageChunk: true, addCost: () => 0 }).push(chunk)).to.equal(chunk);

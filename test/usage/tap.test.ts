@@ -54,6 +54,16 @@ describe('usage tap', () => {
     }
   });
 
+  it('reads a Chat usage object however JSON spaces it, and counts a null usage as none', () => {
+    for (const [usage, input] of [['"usage":{"prompt_tokens":3}', 3], ['"usage" :\t{"prompt_tokens":4}', 4], ['"usage"\t:\r{"prompt_tokens":5}', 5]] as const) {
+      const body = Buffer.from(`data: {"choices":[],"usage":null}\n\ndata: {"choices":[],${usage}}\n\ndata: [DONE]\n\n`);
+      for (let cut = 0; cut <= body.length; cut++) expect(tapWithCuts('chat', SSE, body, cut === 0 ? [] : [cut])?.input, `${usage} cut at ${cut}`).to.equal(input);
+    }
+    expect(tapWithCuts('chat', SSE, Buffer.from('data: {"choices":[],"usage": null}\n\ndata: [DONE]\n\n'), [])).to.equal(undefined);
+    // A Messages usage of null still counts as usage seen (normalize.ts), so Messages lines are read whatever their usage holds.
+    expect(tapWithCuts('messages', SSE, Buffer.from('event: message_delta\ndata: {"type":"message_delta","usage":null}\n\n'), [])).to.deep.equal({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+  });
+
   it('reads Chat usage: input excludes cached tokens', () => {
     expect(tapWithCuts('chat', SSE, fixture('openai/text.sse'), [])).to.deep.equal({
       input: 15, output: 7, cacheRead: 4, cacheWrite: 0, reasoning: 0,
