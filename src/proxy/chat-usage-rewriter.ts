@@ -24,9 +24,10 @@ const USAGE_NULL = Buffer.from('"usage":null');
 const DATA = 'data:';
 
 /**
- * The next `"usage"` from `from` that holds an object: only such a line can be the usage chunk.
- * Asked for usage, OpenAI sends `"usage":null` on every other chunk, and each such line was cut out
- * and the chunk joined again around it (issue #17, seventeenth session).
+ * The next `"usage"` from `from` that holds an object (`{`): the usage tap reads usage only from
+ * such a line (usage/tap.ts), so only it is the usage chunk to drop or give a cost. Asked for
+ * usage, OpenAI sends `"usage":null` on every other chunk, and each such line was cut out and the
+ * chunk joined again around it (issue #17, seventeenth session).
  */
 function nextUsage(text: string, from: number): number {
   let hit = USAGE.in(text, from);

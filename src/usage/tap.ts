@@ -92,10 +92,12 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
 
 export function createUsageTap(format: TextFormat, contentType: string | undefined): UsageTap {
   if (!contentType?.startsWith('text/event-stream')) return new JsonUsageTap(format === 'messages' ? messagesBody : chatBody, true);
-  // Chat usage is read only from an object (applyChatChunk), so a chunk whose usage is anything
-  // else is not read at all: asked for usage, as Junction asks, OpenAI sends `"usage":null` on
-  // every chunk but the last, and each was cut out and parsed (issue #17: 122 µs of a 64-chunk
-  // stream, 7 without, in-process on Node 20). A Messages `usage: null` still counts as usage seen, so Messages reads all.
+  // Chat usage is read only from an object, so a chunk whose usage is anything else is not read at
+  // all: asked for usage, as Junction asks, OpenAI sends `"usage":null` on every chunk but the
+  // last, and each was cut out and parsed (issue #17: 122 µs of a 64-chunk stream, 7 without,
+  // in-process on Node 20). An array is not usage either: before, applyChatChunk counted one as
+  // zero tokens; now the stream has no usage, and is charged by its estimate. A Messages
+  // `usage: null` still counts as usage seen (normalize.ts), so Messages lines are all read.
   return format === 'chat' ? new SseUsageTap(applyChatChunk, true) : new SseUsageTap(applyMessagesEvent);
 }
 
@@ -171,7 +173,7 @@ const chatBody: Apply = (usage, body) => {
 
 class SseUsageTap implements UsageTap {
   readonly #apply: Apply;
-  /** Parse only lines whose usage is an object, not `null` (Responses; see responsesTap). */
+  /** Parse only lines whose usage is an object, not `null` (Chat, and Responses: see createUsageTap, ResponsesTap). */
   readonly #objectUsage: boolean;
   readonly #usage = emptyUsage();
   #seen = false;

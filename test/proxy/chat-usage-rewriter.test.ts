@@ -15,7 +15,7 @@ function expected(stream: Buffer, drop: boolean, cost: number): Buffer {
       .map((line) => {
         if (!line.startsWith('data:') || line.startsWith('data: [DONE]')) return line;
         const chunk = JSON.parse(line.slice(5)) as { usage?: unknown; choices?: unknown[] };
-        if (typeof chunk.usage !== 'object' || chunk.usage === null) return line;
+        if (typeof chunk.usage !== 'object' || chunk.usage === null || Array.isArray(chunk.usage)) return line;
         if (drop) return chunk.choices?.length === 0 ? '' : line;
         return `data: ${JSON.stringify({ ...chunk, usage: { ...chunk.usage, cost } })}${line.endsWith('\r\n') ? '\r\n' : '\n'}`;
       })
@@ -98,7 +98,7 @@ describe('ChatStreamRewriter (issue #4)', () => {
   });
 
   it('finds a usage object however JSON spaces it, and only an object', () => {
-    for (const [usage, read] of [['"usage":{"prompt_tokens":1}', true], ['"usage" :\t{"prompt_tokens":1}', true], ['"usage"\t:\r{"prompt_tokens":1}', true], ['"usage": null', false], ['"usage":7', false]] as const) {
+    for (const [usage, read] of [['"usage":{"prompt_tokens":1}', true], ['"usage" :\t{"prompt_tokens":1}', true], ['"usage"\t:\r{"prompt_tokens":1}', true], ['"usage": null', false], ['"usage":7', false], ['"usage":[]', false], ['"usage":null,"x":{"usage":{"prompt_tokens":1}}', false]] as const) {
       const line = Buffer.from(`data: {"choices":[],${usage}}\n\n`);
       expect(rewrite([line], false, 0.5).includes('"cost":0.5'), usage).to.equal(read);
       for (const drop of [false, true]) expect(rewrite([line], drop, 0.5).toString(), usage).to.equal(expected(line, drop, 0.5).toString());

@@ -59,7 +59,11 @@ describe('usage tap', () => {
       const body = Buffer.from(`data: {"choices":[],"usage":null}\n\ndata: {"choices":[],${usage}}\n\ndata: [DONE]\n\n`);
       for (let cut = 0; cut <= body.length; cut++) expect(tapWithCuts('chat', SSE, body, cut === 0 ? [] : [cut])?.input, `${usage} cut at ${cut}`).to.equal(input);
     }
-    expect(tapWithCuts('chat', SSE, Buffer.from('data: {"choices":[],"usage": null}\n\ndata: [DONE]\n\n'), [])).to.equal(undefined);
+    // Not usage: null, an array, or an object only below a top-level null; an object after a null counts.
+    for (const usage of ['"usage": null', '"usage":[]', '"usage":null,"x":{"usage":{"prompt_tokens":1}}']) {
+      expect(tapWithCuts('chat', SSE, Buffer.from(`data: {"choices":[],${usage}}\n\ndata: [DONE]\n\n`), []), usage).to.equal(undefined);
+    }
+    expect(tapWithCuts('chat', SSE, Buffer.from('data: {"choices":[],"usage":null,"usage":{"prompt_tokens":6}}\n\n'), [])?.input).to.equal(6);
     // A Messages usage of null still counts as usage seen (normalize.ts), so Messages lines are read whatever their usage holds.
     expect(tapWithCuts('messages', SSE, Buffer.from('event: message_delta\ndata: {"type":"message_delta","usage":null}\n\n'), [])).to.deep.equal({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
   });

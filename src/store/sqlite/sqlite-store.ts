@@ -368,7 +368,7 @@ function useWal(db: Database.Database): void {
   }
 }
 
-/** A hold's `created_at` and a key edit's `updated_at`: toISOString's text, formatted once a second (util/iso-time.ts). */
+/** The store's timestamps (a hold's `created_at` on every request among them): toISOString's text, formatted once a second (util/iso-time.ts). */
 const now = (): string => isoTime(Date.now());
 const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));
 const max0 = (value: bigint): bigint => (value > 0n ? value : 0n);
