@@ -17,6 +17,15 @@ const count = (value: unknown): number =>
 const record = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
 
+/**
+ * Whether an upstream's `usage` value is a usage object. `null`, an array or a number is not: the
+ * answer then has no usage, and is charged by its estimate, never as zero tokens (issue #17,
+ * seventeenth session: a whole answer with `"usage": null` was charged nothing).
+ */
+export function isUsage(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export function emptyUsage(): TokenUsage {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 }
@@ -68,11 +77,11 @@ export function applyChatUsage(into: TokenUsage, raw: unknown): void {
 export function applyMessagesEvent(into: TokenUsage, event: Record<string, unknown>): boolean {
   if (event['type'] === 'message_start') {
     const message = record(event['message']);
-    if (message?.['usage'] === undefined) return false;
+    if (!isUsage(message?.['usage'])) return false;
     applyMessagesUsage(into, message['usage']);
     return true;
   }
-  if (event['type'] === 'message_delta' && event['usage'] !== undefined) {
+  if (event['type'] === 'message_delta' && isUsage(event['usage'])) {
     applyMessagesUsage(into, event['usage']);
     return true;
   }
@@ -81,7 +90,7 @@ export function applyMessagesEvent(into: TokenUsage, event: Record<string, unkno
 
 /** Folds a Chat chunk that carries usage (the `choices: []` chunk, or OpenRouter's with choices). */
 export function applyChatChunk(into: TokenUsage, chunk: Record<string, unknown>): boolean {
-  if (record(chunk['usage']) === undefined) return false;
+  if (!isUsage(chunk['usage'])) return false;
   applyChatUsage(into, chunk['usage']);
   return true;
 }

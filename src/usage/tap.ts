@@ -13,6 +13,7 @@ import {
   applyTranscriptionBody,
   applyTranscriptionEvent,
   emptyUsage,
+  isUsage,
 } from './normalize.ts';
 
 /**
@@ -92,19 +93,17 @@ export function usageTapFor(endpoint: Endpoint, contentType: string | undefined)
 
 export function createUsageTap(format: TextFormat, contentType: string | undefined): UsageTap {
   if (!contentType?.startsWith('text/event-stream')) return new JsonUsageTap(format === 'messages' ? messagesBody : chatBody, true);
-  // Chat usage is read only from an object, so a chunk whose usage is anything else is not read at
-  // all: asked for usage, as Junction asks, OpenAI sends `"usage":null` on every chunk but the
-  // last, and each was cut out and parsed (issue #17: 122 µs of a 64-chunk stream, 7 without,
-  // in-process on Node 20). An array is not usage either: before, applyChatChunk counted one as
-  // zero tokens; now the stream has no usage, and is charged by its estimate. A Messages
-  // `usage: null` still counts as usage seen (normalize.ts), so Messages lines are all read.
-  return format === 'chat' ? new SseUsageTap(applyChatChunk, true) : new SseUsageTap(applyMessagesEvent);
+  // Usage is read only from an object (normalize.ts isUsage), so a line whose usage is anything
+  // else is not read at all: asked for usage, as Junction asks, OpenAI sends `"usage":null` on
+  // every chunk but the last, and each was cut out and parsed (issue #17: 122 µs of a 64-chunk
+  // stream, 7 without, in-process on Node 20).
+  return new SseUsageTap(format === 'chat' ? applyChatChunk : applyMessagesEvent, true);
 }
 
 type Apply = (usage: TokenUsage, event: Record<string, unknown>) => boolean;
 
 const messagesBody: Apply = (usage, body) => {
-  if (!('usage' in body)) return false;
+  if (!isUsage(body['usage'])) return false;
   applyMessagesUsage(usage, body['usage']);
   return true;
 };
@@ -166,14 +165,14 @@ class ResponsesTap implements UsageTap {
 }
 
 const chatBody: Apply = (usage, body) => {
-  if (!('usage' in body)) return false;
+  if (!isUsage(body['usage'])) return false;
   applyChatUsage(usage, body['usage']);
   return true;
 };
 
 class SseUsageTap implements UsageTap {
   readonly #apply: Apply;
-  /** Parse only lines whose usage is an object, not `null` (Chat, and Responses: see createUsageTap, ResponsesTap). */
+  /** Parse only lines whose usage is an object, not `null` (Messages, Chat and Responses: see createUsageTap, ResponsesTap). */
   readonly #objectUsage: boolean;
   readonly #usage = emptyUsage();
   #seen = false;

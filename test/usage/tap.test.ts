@@ -64,8 +64,19 @@ describe('usage tap', () => {
       expect(tapWithCuts('chat', SSE, Buffer.from(`data: {"choices":[],${usage}}\n\ndata: [DONE]\n\n`), []), usage).to.equal(undefined);
     }
     expect(tapWithCuts('chat', SSE, Buffer.from('data: {"choices":[],"usage":null,"usage":{"prompt_tokens":6}}\n\n'), [])?.input).to.equal(6);
-    // A Messages usage of null still counts as usage seen (normalize.ts), so Messages lines are read whatever their usage holds.
-    expect(tapWithCuts('messages', SSE, Buffer.from('event: message_delta\ndata: {"type":"message_delta","usage":null}\n\n'), [])).to.deep.equal({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+  });
+
+  it('takes a usage that is not an object for none, so the answer is charged by its estimate, never as zero tokens', () => {
+    const messagesStream = (usage: string) =>
+      Buffer.from(`event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":${usage}}}\n\nevent: message_delta\ndata: {"type":"message_delta","usage":${usage}}\n\n`);
+    for (const usage of ['null', '[]', '7']) {
+      expect(tapWithCuts('messages', SSE, messagesStream(usage), []), `Messages stream, usage ${usage}`).to.equal(undefined);
+      for (const format of ['messages', 'chat'] as const) {
+        expect(tapWithCuts(format, 'application/json', Buffer.from(`{"id":"x","usage":${usage}}`), []), `${format} answer, usage ${usage}`).to.equal(undefined);
+      }
+    }
+    // An object after a null still counts: the null never resets what was seen.
+    expect(tapWithCuts('messages', SSE, Buffer.concat([messagesStream('{"input_tokens":9}'), messagesStream('null')]), [])?.input).to.equal(9);
   });
 
   it('reads Chat usage: input excludes cached tokens', () => {
