@@ -1,6 +1,5 @@
 import { usageValueOf, type FoundValue } from '../http/json-scan.ts';
-import { Needle } from '../util/text-search.ts';
-import { objectUsageAt } from '../usage/tap.ts';
+import { nextObjectUsage } from '../usage/tap.ts';
 
 /**
  * The one change a native Chat route makes to an answer (issue #4): the usage chunk, which the
@@ -12,29 +11,17 @@ import { objectUsageAt } from '../usage/tap.ts';
 export type AddCost = (usage: Record<string, unknown>) => number;
 
 /**
- * Searched in the chunk read as latin1 (offsets are byte offsets). Buffer#indexOf with `"usage"`
- * steps through every quote of the JSON in C++: 8.4 µs for a 64-event Chat stream against 1.3 µs
- * for this, the copy included (issue #17, fifteenth session; see Needle).
+ * Usage lines are found in the chunk read as latin1 (offsets are byte offsets), by the usage tap's
+ * own search (nextObjectUsage): Buffer#indexOf with `"usage"` steps through every quote of the
+ * JSON in C++, 8.4 µs for a 64-event Chat stream against 1.3 µs in text, the copy included
+ * (issue #17, fifteenth session; see Needle).
  */
-const USAGE = new Needle('"usage"');
 const NEWLINE = 0x0a;
 /** A usage chunk is a few hundred bytes; a longer unfinished line is not held (issue #17 review). */
 const MAX_LINE = 64 * 1024;
 const USAGE_NULL = Buffer.from('"usage":null');
 const DATA = 'data:';
 
-/**
- * The next `"usage"` from `from` that holds an object (`{`): the usage tap reads usage only from
- * such a line (usage/tap.ts), so only it is the usage chunk to drop or give a cost. Asked for
- * usage, OpenAI sends `"usage":null` on every other chunk, and each such line was cut out and the
- * chunk joined again around it (issue #17, seventeenth session).
- */
-function nextUsage(text: string, from: number): number {
-  let hit = USAGE.in(text, from);
-  while (hit !== -1 && !objectUsageAt(text, hit)) hit = USAGE.in(text, hit + USAGE_KEY_LENGTH);
-  return hit;
-}
-const USAGE_KEY_LENGTH = '"usage"'.length;
 
 export class ChatStreamRewriter {
   readonly #drop: boolean;
@@ -76,11 +63,11 @@ export class ChatStreamRewriter {
       this.#passing = true;
       whole = chunk.length;
     } else if (whole < chunk.length) this.#carry = Buffer.from(chunk.subarray(whole));
-    let hit = nextUsage(text, start);
+    let hit = nextObjectUsage(text, start);
     if ((hit === -1 || hit >= whole) && whole === chunk.length) return chunk;
     const out: Buffer[] = [];
     let from = 0;
-    for (; hit !== -1 && hit < whole; hit = nextUsage(text, from)) {
+    for (; hit !== -1 && hit < whole; hit = nextObjectUsage(text, from)) {
       const lineStart = Math.max(from, start, text.lastIndexOf('\n', hit) + 1);
       const lineEnd = text.indexOf('\n', hit);
       if (lineEnd === -1) break; // in the unfinished line passed on as it comes

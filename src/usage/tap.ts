@@ -226,9 +226,7 @@ class SseUsageTap implements UsageTap {
    * out nor searched again as bytes.
    */
   #nextHit(text: string, from: number): number {
-    let hit = USAGE_TEXT.in(text, from);
-    if (this.#objectUsage) while (hit !== -1 && !objectUsageAt(text, hit)) hit = USAGE_TEXT.in(text, hit + USAGE.length);
-    return hit;
+    return this.#objectUsage ? nextObjectUsage(text, from) : USAGE_TEXT.in(text, from);
   }
 
   /** `found`: the line is known to hold `"usage"`, with an object where only that is read (a carried line is not, and is searched). */
@@ -306,26 +304,32 @@ class JsonUsageTap implements UsageTap {
   }
 }
 
-/** Whether some `"usage"` key in the line has an object value (`"usage":{` or `"usage" : {`). */
+/**
+ * Whether some `"usage"` key in a line carried across chunks has an object value (`"usage":{` or
+ * `"usage" : {`): judged as a chunk's text is (nextObjectUsage), on the line's own latin1 text.
+ */
 function usageIsObject(line: Buffer): boolean {
-  for (let at = line.indexOf(USAGE); at !== -1; at = line.indexOf(USAGE, at + USAGE.length)) {
-    let i = at + USAGE.length;
-    while (isJsonSpace(line[i])) i++;
-    if (line[i] !== 0x3a) continue; // ':'
-    i++;
-    while (isJsonSpace(line[i])) i++;
-    if (line[i] === 0x7b) return true; // '{'
-  }
-  return false;
+  return nextObjectUsage(line.toString('latin1'), 0) !== -1;
 }
 
 /**
- * Whether the `"usage"` at `at` in a chunk's latin1 text is a key whose value is an object, as
- * usageIsObject judges a line's bytes; false where the text ends first (an unfinished line is
- * carried and read again whole). The Chat usage rewriter asks it too.
+ * Where the next `"usage"` at or after `from` in a chunk's latin1 text is a key whose value is an
+ * object, or -1: only such a line carries usage (normalize.ts isUsage), and only such a line is
+ * the Chat usage chunk the rewriter drops or gives a cost. Asked for usage, OpenAI sends
+ * `"usage":null` on every other chunk (issue #17, seventeenth session).
  */
-export function objectUsageAt(text: string, at: number): boolean {
-  let i = at + USAGE.length;
+export function nextObjectUsage(text: string, from: number): number {
+  let hit = USAGE_TEXT.in(text, from);
+  while (hit !== -1 && !objectUsageAt(text, hit)) hit = USAGE_TEXT.in(text, hit + USAGE_TEXT.length);
+  return hit;
+}
+
+/**
+ * Whether the `"usage"` at `at` is a key whose value is an object; false where the text ends first
+ * (an unfinished line is carried and read again whole).
+ */
+function objectUsageAt(text: string, at: number): boolean {
+  let i = at + USAGE_TEXT.length;
   while (isJsonSpace(text.charCodeAt(i))) i++;
   if (text.charCodeAt(i) !== 0x3a) return false; // ':'
   i++;
@@ -334,7 +338,7 @@ export function objectUsageAt(text: string, at: number): boolean {
 }
 
 /** JSON's whitespace within a line: space, tab, carriage return. */
-const isJsonSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x09 || c === 0x0d;
+const isJsonSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0d;
 
 const RESPONSE_ID = Buffer.from('"id":"resp_');
 

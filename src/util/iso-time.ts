@@ -2,7 +2,7 @@
  * `new Date(ms).toISOString()`, the same text, for timestamps written on every request (a hold's
  * `created_at`, a ledger row's `started_at`). V8 formats each one through its printf (`FormatDate`,
  * then `SNPrintF`): about 7,000 instructions a call, 14,000 a request, more than any one piece of
- * Junction's own per-request code (issue #17, sixteenth session's callgrind of the 76 KB request).
+ * Junction's own per-request code (issue #17, seventeenth session's callgrind of the 76 KB request).
  * Requests in the same second share that second's text, formatted once; only the milliseconds are
  * written each time.
  */
