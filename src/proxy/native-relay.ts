@@ -71,7 +71,8 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     if (usageRead) return;
     usageRead = true;
     // Speech is charged by its characters, known from the request: its audio is never inspected.
-    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish();
+    // `complete`: every byte the upstream's framing announced arrived (false when read on a cut's 'close').
+    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish(proxyRes.complete);
     if (usage === undefined && tap && state.route && state.reservation?.audioMs !== undefined) {
       // A transcript in a format without usage: charged by the upload's own length (issue #13).
       const fallback = transcriptionFallback(state.route, state.upload, state.reservation.audioMs, outputEstimate());

@@ -26,8 +26,11 @@ import {
 export interface UsageTap {
   /** `latin1`: the chunk read as latin1, where the caller has it already (the native stream guard's). */
   push(chunk: Buffer, latin1?: string): void;
-  /** The usage seen, or undefined when the response carried none. */
-  finish(): TokenUsage | undefined;
+  /**
+   * The usage seen, or undefined when the response carried none. `whole`: the response's HTTP
+   * framing says all of it arrived (a whole JSON answer's usage is then read from its end).
+   */
+  finish(whole?: boolean): TokenUsage | undefined;
   /**
    * Output tokens estimated from what passed: what an answer cut before its usage is charged for
    * (issue #4). Undefined from the text event-stream taps (Messages, Chat, Responses,
@@ -138,8 +141,8 @@ class ResponsesTap implements UsageTap {
     this.#inner.push(chunk, latin1);
   }
 
-  finish(): TokenUsage | undefined {
-    return this.#inner.finish();
+  finish(whole?: boolean): TokenUsage | undefined {
+    return this.#inner.finish(whole);
   }
 
   outputEstimate(): number | undefined {
@@ -274,12 +277,12 @@ class JsonUsageTap implements UsageTap {
     if (this.#size <= MAX_BUFFERED) this.#chunks.push(chunk);
   }
 
-  finish(): TokenUsage | undefined {
+  finish(whole = false): TokenUsage | undefined {
     if (this.#size > MAX_BUFFERED || this.#chunks.length === 0) return undefined;
     const bytes = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
     let body: unknown;
     try {
-      body = (this.#usageOnly ? this.#usageAlone(bytes) : undefined) ?? JSON.parse(bytes.toString('utf8'));
+      body = (this.#usageOnly ? this.#usageAlone(bytes, whole) : undefined) ?? JSON.parse(bytes.toString('utf8'));
     } catch {
       return undefined;
     }
@@ -296,8 +299,8 @@ class JsonUsageTap implements UsageTap {
    * `{ usage }` with the answer's top-level `usage` value parsed alone, or undefined when the scan
    * cannot place it (no such key, or one written with escapes): then the whole answer is parsed.
    */
-  #usageAlone(bytes: Buffer): Record<string, unknown> | undefined {
-    const found = usageValueOf(bytes, MAX_ANSWER_DEPTH);
+  #usageAlone(bytes: Buffer, whole: boolean): Record<string, unknown> | undefined {
+    const found = usageValueOf(bytes, MAX_ANSWER_DEPTH, whole);
     if (found?.closed !== true) return undefined;
     this.#answer = { bytes, usage: found };
     return { usage: found.value };

@@ -65,6 +65,20 @@ describe('billing: edges', () => {
     expect((row['tokens'] as Json)['output']).to.be.greaterThan(0);
   });
 
+  it('reads no usage from a whole answer the upstream cut short, even where the cut leaves an inner usage at its end (issue #17, eighteenth session)', async () => {
+    // Read from its end, the cut answer would look like an object whose usage is the inner one.
+    const answer = JSON.parse(FIXTURES.openaiText()) as Json;
+    answer['usage'] = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, details: { usage: { prompt_tokens: 5000, completion_tokens: 5000 } }, more: 1 };
+    const text = JSON.stringify(answer);
+    env.upstream.script(() => ({ body: text, truncateAt: text.indexOf(',"more"') }));
+    const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: chat });
+    expect(res.status).to.equal(502);
+    // Nothing reached the client, so nothing is charged (finish.ts finalUsage): not the inner 10,000 tokens.
+    const row = await generation(res.headers.get('x-request-id'));
+    expect(row).to.deep.include({ outcome: 'GW_ERR_UPSTREAM_INTERRUPTED', cost_usd: 0, charged_usd: 0 });
+    expect(row['tokens']).to.deep.include({ input: 0, output: 0 });
+  });
+
   it("holds the output of every choice a Chat request's n asks for", async () => {
     const body = { ...chat, max_tokens: 1, n: 128 };
     const res = await call(`${env.gw.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${POOR}` }, body });

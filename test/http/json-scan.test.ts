@@ -124,3 +124,63 @@ describe('scanJson', () => {
     }
   });
 });
+
+describe('usageValueOf read from the end of a whole answer (issue #17, eighteenth session)', () => {
+  const both = (text: string, depth = 64) => {
+    const buf = Buffer.from(text);
+    return { fromEnd: usageValueOf(buf, depth, true), forward: usageValueOf(buf, depth, false) };
+  };
+
+  it('finds what the forward scan finds on random answers: usage anywhere, nested and in-string look-alikes, escapes, any spacing', () => {
+    const random = seededRandom(18);
+    const bits = ['a', 'usage', '"usage"', '"', '\\', '\\"', '\\\\', 'é', ' ', '{', '}', '[', ']', ':', ','];
+    const text = (): string => {
+      let out = '';
+      const length = Math.floor(random() * 70);
+      while (out.length < length) out += bits[Math.floor(random() * bits.length)] ?? '';
+      return out;
+    };
+    const usage = (i: number) => ({ prompt_tokens: i, nested: { usage: { usage: text() } }, [text()]: [text(), { usage: 1 }] });
+    let found = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const entries: [string, unknown][] = [[text(), text()], ['choices', [{ message: { content: text(), usage: text() } }]], [text(), { usage: usage(-i) }]];
+      // Usage last (as OpenAI sends it), first, in the middle, twice, or not at all.
+      const where = i % 5;
+      if (where === 0) entries.push(['usage', usage(i)]);
+      else if (where === 1) entries.unshift(['usage', usage(i)]);
+      else if (where === 2) entries.splice(1, 0, ['usage', usage(i)]);
+      else if (where === 3) entries.push(['usage', usage(i)], [text(), null], ['usage', random() < 0.5 ? null : usage(i + 1)]);
+      const body = JSON.stringify(Object.fromEntries(entries), null, i % 3) + (i % 7 === 0 ? ' \n' : '');
+      const { fromEnd, forward } = both(body);
+      expect(fromEnd, body).to.deep.equal(forward);
+      if (fromEnd !== undefined) found++;
+      expect(fromEnd?.value, body).to.deep.equal((JSON.parse(body) as Record<string, unknown>)['usage']);
+    }
+    expect(found).to.be.above(2_000);
+  });
+
+  it('agrees on a usage that is not an object, and on spacing around its colon', () => {
+    for (const body of ['{"usage":null}', '{"a":1,"usage" :\t12 }', '{"usage":"x\\"y"}', '{ "usage" : [1,{"usage":2}] }\r\n', '{"a":"usage","b":1}', '{"usage":{}}']) {
+      const { fromEnd, forward } = both(body);
+      expect(fromEnd, body).to.deep.equal(forward);
+    }
+  });
+
+  it('falls back to the forward scan where the end is not a top-level object, and refuses what nests too deep', () => {
+    for (const body of ['[{"usage":1}]', '{"usage":{"a":1}', 'x{"usage":{}}', '{"usage":{"a":"}', '', '  ']) {
+      const { fromEnd, forward } = both(body);
+      expect(fromEnd, body).to.deep.equal(forward);
+    }
+    const deep = `{"usage":${'['.repeat(70)}${']'.repeat(70)}}`;
+    expect(both(deep).fromEnd).to.equal(undefined);
+    expect(both(deep).forward).to.equal(undefined);
+    expect(both(deep, 100).fromEnd?.range).to.deep.equal(both(deep, 100).forward?.range);
+  });
+
+  it('is asked only of whole answers: a cut one can end with an inner object whose own usage it would take', () => {
+    const cut = '{"id":"x","usage":{"usage":{"prompt_tokens":0}}';
+    expect(usageValueOf(Buffer.from(cut), 64, false)?.closed).to.equal(false);
+    // Read from the end, the cut answer's inner object looks like the whole answer.
+    expect(usageValueOf(Buffer.from(cut), 64, true)?.value).to.deep.equal({ prompt_tokens: 0 });
+  });
+});

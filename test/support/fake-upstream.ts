@@ -40,6 +40,8 @@ export interface Reply {
   resetAfterEvents?: number;
   /** Never answer (a stalled upstream). */
   hang?: boolean;
+  /** Send only this many bytes of a whole (non-SSE) body, announced whole, then reset the connection. */
+  truncateAt?: number;
   /** Close the connection without answering (a reset before headers). */
   resetBeforeHeaders?: boolean;
   /** Write this many SSE events, then go silent with the connection open (a stall mid-stream). */
@@ -281,6 +283,12 @@ async function respond(res: http.ServerResponse, reply: Reply): Promise<void> {
     return;
   }
   const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
+  if (reply.truncateAt !== undefined) {
+    const bytes = Buffer.from(text);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes.length, ...reply.headers });
+    res.write(bytes.subarray(0, reply.truncateAt), () => res.socket?.destroy());
+    return;
+  }
   res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
   res.end(text);
 }

@@ -11,7 +11,7 @@ const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, im
  * Feeds a body to a fresh tap in pieces cut at the given offsets; `guarded`, as a native stream's
  * relay does: each piece through a stream guard first, and to the tap with the text the guard read it as.
  */
-function tapWithCuts(format: 'messages' | 'chat', contentType: string, body: Buffer, cuts: number[], guarded = false) {
+function tapWithCuts(format: 'messages' | 'chat', contentType: string, body: Buffer, cuts: number[], guarded = false, whole = true) {
   const tap = createUsageTap(format, contentType);
   const guard = guarded ? new SseGuard(format) : null;
   let start = 0;
@@ -21,7 +21,7 @@ function tapWithCuts(format: 'messages' | 'chat', contentType: string, body: Buf
     tap.push(piece, guard?.takeText(piece));
     start = cut;
   }
-  return tap.finish();
+  return tap.finish(whole);
 }
 
 describe('usage tap', () => {
@@ -105,6 +105,15 @@ describe('usage tap', () => {
     // A key written with escapes is no key to the scan: the whole answer is parsed, as before.
     const escaped = JSON.stringify({ id: 'c', usage }).replace('"usage"', '"\\u0075sage"');
     expect(tapWithCuts('chat', 'application/json', Buffer.from(escaped), [])).to.deep.include({ input: 11, output: 7 });
+  });
+
+  it('reads a whole answer\'s usage from its end only when told the answer came whole (issue #17, eighteenth session)', () => {
+    const answer = Buffer.from('{"id":"x","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":7}}');
+    expect(tapWithCuts('chat', 'application/json', answer, [9], false, true)).to.deep.include({ input: 11, output: 7 });
+    expect(tapWithCuts('chat', 'application/json', answer, [9], false, false)).to.deep.include({ input: 11, output: 7 });
+    // Cut after an inner object with a usage of its own: read from its end, that would be the answer's.
+    const cut = Buffer.from('{"id":"x","usage":{"usage":{"prompt_tokens":0},"prompt_tokens":900,"completion_tokens":5}');
+    expect(tapWithCuts('chat', 'application/json', cut.subarray(0, cut.indexOf('},') + 1), [], false, false)).to.equal(undefined);
   });
 
   it('reports nothing when no usage passed, and is not fooled by "usage" inside text', () => {
