@@ -57,13 +57,20 @@ const address = await gateway.listen('127.0.0.1', 0);
 
 // The event loop's responsiveness, read by the runner around the count_tokens scenario.
 const lag = monitorEventLoopDelay({ resolution: 1 });
-lag.enable();
+// On only while the runner reads it: its 1 ms timer woke the event loop of every other arm's
+// measurement too, an epoll_pwait more per request at concurrency 1 (strace -c, issue #17's
+// eighteenth session), a cost the bare proxy and the floor never paid.
 process.on('message', (msg: unknown) => {
   if (msg === 'lag-reset') {
+    lag.disable();
     lag.reset();
+    lag.enable();
     process.send?.({ ok: true });
   }
-  if (msg === 'lag-read') process.send?.({ lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 });
+  if (msg === 'lag-read') {
+    process.send?.({ lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 });
+    lag.disable();
+  }
   if (msg === 'rss') process.send?.({ rss: process.memoryUsage().rss });
 });
 process.on('SIGTERM', () =>
