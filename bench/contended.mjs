@@ -21,7 +21,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [list = 'chat', roundsArg = '8', secondsArg = '3', dirA = ROOT, dirB = ROOT, scriptB = 'bench/junction-server.ts'] = process.argv.slice(2);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 
-const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => pair.split('=')));
+// Split at a pair's first `=` only: NODE_OPTIONS=--max-semi-space-size=32 is one pair.
+const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const server = (script, dir, env) => startServer(1, process.execPath, ['--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });
 
 const upstream = await startServer(0, process.execPath, ['bench/upstream.mjs'], { cwd: ROOT });
