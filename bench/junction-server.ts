@@ -57,9 +57,9 @@ const address = await gateway.listen('127.0.0.1', 0);
 
 // The event loop's responsiveness, read by the runner around the count_tokens scenario.
 const lag = monitorEventLoopDelay({ resolution: 1 });
-// On only while the runner reads it: its 1 ms timer woke the event loop of every other arm's
-// measurement too, an epoll_pwait more per request at concurrency 1 (strace -c, issue #17's
-// eighteenth session), a cost the bare proxy and the floor never paid.
+// On only while the runner reads it: its 1 ms timer woke this server's loop through all its other
+// scenarios too, 0.7 more epoll_pwait per small Chat request at concurrency 1 (strace -c, issue
+// #17's eighteenth session), a cost the bare proxy and the floor never paid.
 process.on('message', (msg: unknown) => {
   if (msg === 'lag-reset') {
     lag.disable();

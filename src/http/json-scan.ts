@@ -155,9 +155,12 @@ function nextQuote(buf: Buffer, at: number, near: number): number {
  * Read from the end first: answers put `usage` last or nearly (OpenAI, and every compatible server
  * seen), so only the bytes after it are walked. The whole forward scan cost a 256-byte Chat answer
  * 8,600 instructions a request under callgrind, most of a small answer's reading (issue #17,
- * eighteenth session). Only for an answer known `whole` (its HTTP framing said so): a cut one
+ * eighteenth session). Only for an answer known `whole` (it ended, by its HTTP framing): a cut one
  * can end with an inner object's brace, whose own `usage` key the walk would take for the
  * answer's. A cut answer, or one whose end is not a top-level object's, gets the forward scan.
+ * Read from the end, `maxDepth` bounds only the bytes walked, so nesting too deep before `usage`
+ * no longer refuses it (the value is the one JSON.parse of the whole answer gives); and a whole
+ * answer that lacks its own final brace (a broken upstream) is read by the brace it ends with.
  */
 export function usageValueOf(body: Buffer, maxDepth: number, whole = false): (FoundValue & { closed: boolean }) | undefined {
   const fromEnd = whole ? lastTopLevelValue(body, USAGE_BYTES, maxDepth) : NOT_AN_OBJECT;
@@ -187,8 +190,9 @@ const TOO_DEEP = -2;
  * The range of the last value of top-level key `key` in a body that ends with its top-level
  * object's closing brace, walked backwards from that brace: null when the object has no such key
  * (found once the walk reaches the opening brace), NOT_AN_OBJECT when the body does not end with a
- * closing brace or its walk does not end at an opening brace, TOO_DEEP past `maxDepth`. The same
- * range scanJson gives (its last occurrence), from the bytes after the key only.
+ * closing brace or its walk does not end at an opening brace, TOO_DEEP past `maxDepth`. On a JSON
+ * object nesting no deeper than `maxDepth`, the range scanJson gives (the key's last occurrence),
+ * from the bytes after the key only.
  *
  * Backwards, a string is met at its closing quote, and opens at the first quote before it that no
  * odd run of backslashes escapes (inside a string every quote is escaped; before its opening quote

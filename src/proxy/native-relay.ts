@@ -71,8 +71,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     if (usageRead) return;
     usageRead = true;
     // Speech is charged by its characters, known from the request: its audio is never inspected.
-    // `complete`: every byte the upstream's framing announced arrived (false when read on a cut's 'close').
-    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish(proxyRes.complete);
+    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish(arrivedWhole(proxyRes));
     if (usage === undefined && tap && state.route && state.reservation?.audioMs !== undefined) {
       // A transcript in a format without usage: charged by the upload's own length (issue #13).
       const fallback = transcriptionFallback(state.route, state.upload, state.reservation.audioMs, outputEstimate());
@@ -228,6 +227,16 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
   });
 }
 
+
+/**
+ * Whether the tap saw all of an answer: it ended ('end', not only 'close': `complete` is set once
+ * the parser has the last byte, which may still wait in the stream's buffer when a paused answer is
+ * destroyed), and by its framing, a length or chunks. An answer delimited by the connection's close
+ * ends as cleanly when the upstream dies in its middle.
+ */
+function arrivedWhole(proxyRes: IncomingMessage): boolean {
+  return proxyRes.readableEnded && (proxyRes.headers['content-length'] !== undefined || proxyRes.headers['transfer-encoding'] !== undefined);
+}
 
 const SEQUENCE = Buffer.from('"sequence_number":');
 

@@ -150,7 +150,9 @@ describe('usageValueOf read from the end of a whole answer (issue #17, eighteent
       else if (where === 1) entries.unshift(['usage', usage(i)]);
       else if (where === 2) entries.splice(1, 0, ['usage', usage(i)]);
       else if (where === 3) entries.push(['usage', usage(i)], [text(), null], ['usage', random() < 0.5 ? null : usage(i + 1)]);
-      const body = JSON.stringify(Object.fromEntries(entries), null, i % 3) + (i % 7 === 0 ? ' \n' : '');
+      // Written pair by pair, so a key can come twice (JSON.parse keeps the last, as both scans do).
+      const space = i % 3 === 0 ? '' : ' \n\t'.slice(0, i % 3);
+      const body = `{${space}${entries.map(([k, v]) => `${JSON.stringify(k)}${space}:${space}${JSON.stringify(v, null, i % 3)}`).join(`,${space}`)}${space}}${i % 7 === 0 ? ' \r\n' : ''}`;
       const { fromEnd, forward } = both(body);
       expect(fromEnd, body).to.deep.equal(forward);
       if (fromEnd !== undefined) found++;
@@ -171,10 +173,17 @@ describe('usageValueOf read from the end of a whole answer (issue #17, eighteent
       const { fromEnd, forward } = both(body);
       expect(fromEnd, body).to.deep.equal(forward);
     }
+    // Too deep where walked: refused both ways, and at the limit, found both ways.
     const deep = `{"usage":${'['.repeat(70)}${']'.repeat(70)}}`;
     expect(both(deep).fromEnd).to.equal(undefined);
     expect(both(deep).forward).to.equal(undefined);
-    expect(both(deep, 100).fromEnd?.range).to.deep.equal(both(deep, 100).forward?.range);
+    expect(both(deep, 71).fromEnd?.range).to.deep.equal(both(deep, 71).forward?.range);
+    expect(both(deep, 71).fromEnd).not.to.equal(undefined);
+    expect(both(deep, 70).fromEnd).to.equal(undefined);
+    // Too deep before `usage`, where the walk from the end does not go: the value JSON.parse gives.
+    const deepFirst = `{"a":${'['.repeat(70)}${']'.repeat(70)},"usage":{"prompt_tokens":3}}`;
+    expect(both(deepFirst).forward).to.equal(undefined);
+    expect(both(deepFirst).fromEnd?.value).to.deep.equal({ prompt_tokens: 3 });
   });
 
   it('is asked only of whole answers: a cut one can end with an inner object whose own usage it would take', () => {

@@ -112,8 +112,11 @@ describe('usage tap', () => {
     expect(tapWithCuts('chat', 'application/json', answer, [9], false, true)).to.deep.include({ input: 11, output: 7 });
     expect(tapWithCuts('chat', 'application/json', answer, [9], false, false)).to.deep.include({ input: 11, output: 7 });
     // Cut after an inner object with a usage of its own: read from its end, that would be the answer's.
-    const cut = Buffer.from('{"id":"x","usage":{"usage":{"prompt_tokens":0},"prompt_tokens":900,"completion_tokens":5}');
-    expect(tapWithCuts('chat', 'application/json', cut.subarray(0, cut.indexOf('},') + 1), [], false, false)).to.equal(undefined);
+    const full = '{"id":"x","usage":{"prompt_tokens":900,"completion_tokens":5,"details":{"usage":{"prompt_tokens":1,"completion_tokens":2}}},"more":1}';
+    const cut = Buffer.from(full.slice(0, full.indexOf('}},"more"') + 1));
+    expect(tapWithCuts('chat', 'application/json', cut, [], false, false)).to.equal(undefined);
+    // The cut bites: told it was whole, the tap takes the inner usage.
+    expect(tapWithCuts('chat', 'application/json', cut, [], false, true)).to.deep.include({ input: 1, output: 2 });
   });
 
   it('reports nothing when no usage passed, and is not fooled by "usage" inside text', () => {
