@@ -132,12 +132,15 @@ const SHORT_STRING = 32;
 function closingQuote(buf: Buffer, from: number): number {
   // Short strings (keys, ids, types, finish reasons) end before a call into C++ would pay off.
   const near = Math.min(buf.length, from + SHORT_STRING);
-  for (let j = nextQuote(buf, from, near); j !== -1; j = nextQuote(buf, j + 1, near)) {
-    let backslashes = 0;
-    for (let k = j - 1; k >= from && buf[k] === BACKSLASH; k--) backslashes++;
-    if (backslashes % 2 === 0) return j;
-  }
+  for (let j = nextQuote(buf, from, near); j !== -1; j = nextQuote(buf, j + 1, near)) if (!escaped(buf, j, from)) return j;
   return -1;
+}
+
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it, counted down to `floor`. */
+function escaped(buf: Buffer, at: number, floor: number): boolean {
+  let backslashes = 0;
+  for (let k = at - 1; k >= floor && buf[k] === BACKSLASH; k--) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 /** The next quote at or after `at`: looked for here up to `near`, then by Buffer#indexOf. */
@@ -181,8 +184,8 @@ export function usageValueOf(body: Buffer, maxDepth: number, whole = false): (Fo
     return undefined;
   }
 }
-const USAGE_KEY: readonly Buffer[] = [Buffer.from('usage')];
 const USAGE_BYTES = Buffer.from('usage');
+const USAGE_KEY: readonly Buffer[] = [USAGE_BYTES];
 const NOT_AN_OBJECT = -1;
 const TOO_DEEP = -2;
 
@@ -240,11 +243,7 @@ function lastTopLevelValue(buf: Buffer, key: Buffer, maxDepth: number): ValueRan
 /** Index of the quote that opens the string whose closing quote is at `close`, or -1. */
 function openingQuote(buf: Buffer, close: number): number {
   const near = Math.max(0, close - SHORT_STRING);
-  for (let j = previousQuote(buf, close - 1, near); j !== -1; j = previousQuote(buf, j - 1, near)) {
-    let backslashes = 0;
-    for (let k = j - 1; k >= 0 && buf[k] === BACKSLASH; k--) backslashes++;
-    if (backslashes % 2 === 0) return j;
-  }
+  for (let j = previousQuote(buf, close - 1, near); j !== -1; j = previousQuote(buf, j - 1, near)) if (!escaped(buf, j, 0)) return j;
   return -1;
 }
 

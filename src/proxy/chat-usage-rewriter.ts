@@ -22,7 +22,6 @@ const MAX_LINE = 64 * 1024;
 const USAGE_NULL = Buffer.from('"usage":null');
 const DATA = 'data:';
 
-
 export class ChatStreamRewriter {
   readonly #drop: boolean;
   readonly #addCost: AddCost;

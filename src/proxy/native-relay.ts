@@ -227,7 +227,6 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
   });
 }
 
-
 /**
  * Whether the tap saw all of an answer: it ended ('end', not only 'close': `complete` is set once
  * the parser has the last byte, which may still wait in the stream's buffer when a paused answer is
