@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { answerMemory } from './memory.mjs';
 import { parseConfig } from '../src/config/load.ts';
 import { createGateway } from '../src/gateway.ts';
 
@@ -71,7 +72,7 @@ process.on('message', (msg: unknown) => {
     process.send?.({ lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 });
     lag.disable();
   }
-  if (msg === 'rss') process.send?.({ rss: process.memoryUsage().rss });
+  answerMemory(msg);
 });
 process.on('SIGTERM', () =>
   void gateway.close().then(() => {

@@ -89,11 +89,15 @@ async function measure(proc, scenario, prefix, headers = HEADERS[scenario.format
 }
 
 const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
-const startBare = () => start(1, process.execPath, [path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
-const startJunction = () => start(1, process.execPath, ['--import', './bin/register.mjs', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
-const startPortkey = () => start(1, process.execPath, [path.join(DIR, 'peers/portkey-server.mjs')]);
+// Junction as `npm start` runs it: with Node 24's young generation on Node 20 and 22 (issue #17,
+// src/util/gc-settings.ts). The floor gets it too, as it gets tuneGc: any gateway could. `extra`:
+// --expose-gc for scenario 7's fresh processes, whose `live` reading collects first.
+const NODE_ARGS = ['--max-semi-space-size=32'];
+const startBare = (extra = []) => start(1, process.execPath, [...extra, path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
+const startJunction = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...extra, '--import', './bin/register.mjs', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
+const startPortkey = (extra = []) => start(1, process.execPath, [...extra, path.join(DIR, 'peers/portkey-server.mjs')]);
 // Issue #17: the least a gateway on the design card's stack must do (floor-server.ts), on the scenarios whose targets it bounds.
-const startFloor = () => start(1, process.execPath, ['--import', './bin/register.mjs', path.join(DIR, 'floor-server.ts'), upstream.url]);
+const startFloor = () => start(1, process.execPath, [...NODE_ARGS, '--import', './bin/register.mjs', path.join(DIR, 'floor-server.ts'), upstream.url]);
 const FLOORED = new Set(['chat-small', 'messages-stream', 'claude-code', 'claude-code-stream']);
 // Portkey is told per request which provider to speak and where it lives; the client's key rides
 // along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
@@ -150,7 +154,8 @@ try {
   }
   // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
   // so a process that already served another arm would hide this one's growth.
-  const fresh = { bare: () => startBare(), native: () => startJunction(), translated: () => startJunction(), portkey: () => startPortkey() };
+  const gc = ['--expose-gc'];
+  const fresh = { bare: () => startBare(gc), native: () => startJunction(gc), translated: () => startJunction(gc), portkey: () => startPortkey(gc) };
   const heldArms = [['bare', NATIVE.messages], ['native', NATIVE.messages], ['translated', FOREIGN.messages]];
   if (portkey) heldArms.push(['portkey', NATIVE.messages, portkeyHeaders('messages')]);
   for (const [arm, prefix, headers = HEADERS.messages] of heldArms) {
@@ -246,15 +251,32 @@ models: [{ id: "o/${SIM}", routes: [{ provider: openai }], pricing: { input: 3, 
   return rounds;
 }
 
-/** Scenario 7: RSS per open stream, `HELD` streams at once. */
+/**
+ * Scenario 7: RSS per open stream, `HELD` streams at once, read as it always was (no collection
+ * first). Then what each stream holds (memory.mjs, `live`): the step in the heap and its external
+ * memory, after full collections, from those streams to twice as many. RSS also moves with growth
+ * that happens once, whoever holds what (issue #17, nineteenth session); the live step does not.
+ */
 async function heldStreams(proc, prefix, headers) {
+  const body = small(`${prefix}${LONG}`, true);
   const before = (await ask(proc, 'rss')).rss;
-  const streams = await holdStreams(proc.url, PATH.messages, headers, small(`${prefix}${LONG}`, true), HELD);
+  const first = await holdStreams(proc.url, PATH.messages, headers, body, HELD);
   await new Promise((r) => setTimeout(r, 2000));
   const during = (await ask(proc, 'rss')).rss;
-  streams.close();
+  const live = (await ask(proc, 'live')).live;
+  const second = await holdStreams(proc.url, PATH.messages, headers, body, HELD);
+  await new Promise((r) => setTimeout(r, 2000));
+  const liveDoubled = (await ask(proc, 'live')).live;
+  first.close();
+  second.close();
   await new Promise((r) => setTimeout(r, 1500));
-  return { streams: HELD, kbPerStream: (during - before) / 1024 / HELD, rssBeforeMb: before / 1048576, rssDuringMb: during / 1048576 };
+  return {
+    streams: HELD,
+    kbPerStream: (during - before) / 1024 / HELD,
+    liveKbPerStream: live === null ? NaN : (liveDoubled - live) / 1024 / HELD,
+    rssBeforeMb: before / 1048576,
+    rssDuringMb: during / 1048576,
+  };
 }
 
 export { median };

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { answerMemory } from '../memory.mjs';
 
 // start-server.js is a script, not a module with exports: it reads `--port=` (default 8787) and
 // calls @hono/node-server's serve(), which listens on every interface. We run it in this process
@@ -42,7 +43,5 @@ console.error = (...args) => {
 // --headless: no console UI routes (the logs page and its /log/stream), as in a deployment.
 process.argv.push('--headless');
 const entry = createRequire(import.meta.url).resolve('@portkey-ai/gateway/build/start-server.js');
-process.on('message', (msg) => {
-  if (msg === 'rss') process.send?.({ rss: process.memoryUsage().rss });
-});
+process.on('message', answerMemory);
 await import(pathToFileURL(entry).href);

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { GatewayConfig } from '../config/types.ts';
 import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
 import { UsageError } from './usage-error.ts';
+import { youngGenerationFlags } from '../util/gc-settings.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { watchConfigFile } from '../reload/watch.ts';
 import { describeReload, isMessage, watchFailure, RELOAD_MESSAGE, RELOAD_OTHERS_MESSAGE } from './reload-signals.ts';
@@ -118,6 +119,9 @@ export function runPrimary(count: number, started: GatewayConfig, configFile: st
     // A terminal's Ctrl-C reaches the workers too; each drains once whichever signal comes first.
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    // Workers are forked with node's own arguments; they get the young generation Node 24 has
+    // where this Node lacks it and the operator did not size it (issue #17).
+    cluster.setupPrimary({ execArgv: [...process.execArgv, ...youngGenerationFlags()] });
     for (let i = 0; i < count; i++) fork();
   });
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../src/store/sqlite/database.ts';
@@ -8,6 +8,7 @@ import { FakeUpstream, FIXTURES } from '../support/fake-upstream.ts';
 import { serveProcess, stopProcess, type ServedProcess } from '../support/serve-process.ts';
 import { limiterBackends } from '../support/services.ts';
 import { junction } from '../support/cli.ts';
+import { YOUNG_GENERATION_FLAG, youngGenerationFlags } from '../../src/util/gc-settings.ts';
 
 // `junction serve --workers N` (issue #7): N full gateways on one port, one ledger file.
 const KEY = 'sk-jct-workers-0123456789abcdef';
@@ -86,6 +87,13 @@ ${extra}`,
       expect(pids).to.have.length(2);
       expect(new Set(pids).size).to.equal(2);
       expect(pids).not.to.include(served().child.pid);
+      // Forked with the young generation Node 24 has, where this Node lacks it (issue #17); the
+      // primary was started without it. Read from /proc, so on Linux only.
+      const needed = youngGenerationFlags(process.versions.node, []).length > 0;
+      for (const pid of existsSync('/proc/self/cmdline') ? pids : []) {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        expect(argv.includes(YOUNG_GENERATION_FLAG), argv.join(' ')).to.equal(needed);
+      }
       // Each request is settled just after its answer ends: allow the last ones a moment.
       let rows = { n: 0 };
       for (let i = 0; i < 100 && rows.n < 20; i++) {
