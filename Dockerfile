@@ -67,8 +67,9 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.JUNCTION_HEALTHCHECK_URL || 'http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM drains for up to server.shutdown_grace_s (30 s): give `docker stop` more (-t 35).
 STOPSIGNAL SIGTERM
-# Node 24 sizes its young generation as Junction wants; an image built on Node 22 wants
-# -e NODE_OPTIONS=--max-semi-space-size=32 (docs/deployment.md), and says so when it starts.
+# Node 24 sizes its young generation as Junction wants. An image built on Node 22 and run as a
+# single process wants -e NODE_OPTIONS=--max-semi-space-size=32, and says so when it starts;
+# with --workers the workers get it from their primary (docs/deployment.md).
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/junction.js"]
 # config/gateway.yaml binds 127.0.0.1; a container must listen on every interface.
 CMD ["serve", "--config", "/etc/junction/gateway.yaml", "--host", "0.0.0.0"]

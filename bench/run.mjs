@@ -89,13 +89,14 @@ async function measure(proc, scenario, prefix, headers = HEADERS[scenario.format
 }
 
 const upstream = await start(0, process.execPath, [path.join(DIR, 'upstream.mjs')]);
-// Junction as `npm start` runs it: with Node 24's young generation on Node 20 and 22 (issue #17,
-// src/util/gc-settings.ts). The floor gets it too, as it gets tuneGc: any gateway could. `extra`:
+// Every arm runs as `npm start` runs Junction: with Node 24's young generation on older Nodes too
+// (issue #17, YOUNG_GENERATION_FLAG in src/util/gc-settings.ts; a test keeps the two the same),
+// so that no arm's ratio comes from a runtime setting another arm could have had. `extra`:
 // --expose-gc for scenario 7's fresh processes, whose `live` reading collects first.
 const NODE_ARGS = ['--max-semi-space-size=32'];
-const startBare = (extra = []) => start(1, process.execPath, [...extra, path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
+const startBare = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...extra, path.join(DIR, 'bare-proxy.mjs'), upstream.url]);
 const startJunction = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...extra, '--import', './bin/register.mjs', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
-const startPortkey = (extra = []) => start(1, process.execPath, [...extra, path.join(DIR, 'peers/portkey-server.mjs')]);
+const startPortkey = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...extra, path.join(DIR, 'peers/portkey-server.mjs')]);
 // Issue #17: the least a gateway on the design card's stack must do (floor-server.ts), on the scenarios whose targets it bounds.
 const startFloor = () => start(1, process.execPath, [...NODE_ARGS, '--import', './bin/register.mjs', path.join(DIR, 'floor-server.ts'), upstream.url]);
 const FLOORED = new Set(['chat-small', 'messages-stream', 'claude-code', 'claude-code-stream']);
@@ -261,14 +262,21 @@ async function heldStreams(proc, prefix, headers) {
   const body = small(`${prefix}${LONG}`, true);
   const before = (await ask(proc, 'rss')).rss;
   const first = await holdStreams(proc.url, PATH.messages, headers, body, HELD);
-  await new Promise((r) => setTimeout(r, 2000));
-  const during = (await ask(proc, 'rss')).rss;
-  const live = (await ask(proc, 'live')).live;
-  const second = await holdStreams(proc.url, PATH.messages, headers, body, HELD);
-  await new Promise((r) => setTimeout(r, 2000));
-  const liveDoubled = (await ask(proc, 'live')).live;
-  first.close();
-  second.close();
+  let second;
+  let during;
+  let live;
+  let liveDoubled;
+  try {
+    await new Promise((r) => setTimeout(r, 2000));
+    during = (await ask(proc, 'rss')).rss;
+    live = (await ask(proc, 'live')).live;
+    second = await holdStreams(proc.url, PATH.messages, headers, body, HELD);
+    await new Promise((r) => setTimeout(r, 2000));
+    liveDoubled = (await ask(proc, 'live')).live;
+  } finally {
+    first.close();
+    second?.close();
+  }
   await new Promise((r) => setTimeout(r, 1500));
   return {
     streams: HELD,

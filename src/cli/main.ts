@@ -6,7 +6,7 @@ import { RedisUnreachableError } from '../store/redis-connection.ts';
 import { loadProviders, PluginLoadError } from '../plugin-host/loader.ts';
 import { createLogger } from '../log.ts';
 import { UsageError } from './usage-error.ts';
-import { YOUNG_GENERATION_FLAG, youngGenerationFlags } from '../util/gc-settings.ts';
+import { youngGenerationFlags } from '../util/gc-settings.ts';
 import { PROCESS_OUTPUT, type CliOutput } from './output.ts';
 import { isWorker, runPrimary, workerCount } from './workers.ts';
 import { reloadEveryWorker, reloadOnSignals } from './reload-signals.ts';
@@ -78,8 +78,9 @@ async function serve(args: readonly string[]): Promise<number | null> {
       : `junction listening on http://${host}:${address.port} (${config.models.length} models, ${config.providers.length} providers, ${values.config})`,
   ];
   // A worker's primary gave it the flag; a single process can only say so (issue #17).
-  if (!isWorker() && youngGenerationFlags().length > 0) {
-    lines.push(`  node ${process.version} grows its young generation to half of Node 24's: start it with ${YOUNG_GENERATION_FLAG} for half the young collections (docs/deployment.md)`);
+  const young = isWorker() ? [] : youngGenerationFlags();
+  if (young.length > 0) {
+    lines.push(`  node ${process.version} keeps its young generation smaller than Node 24 would here: start it with ${young.join(' ')} for fewer young collections (docs/deployment.md)`);
   }
   for (const provider of config.providers) {
     if (provider.missingKeyVariables !== null) {

@@ -119,8 +119,9 @@ export function runPrimary(count: number, started: GatewayConfig, configFile: st
     // A terminal's Ctrl-C reaches the workers too; each drains once whichever signal comes first.
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
-    // Workers are forked with node's own arguments; they get the young generation Node 24 has
-    // where this Node lacks it and the operator did not size it (issue #17).
+    // Workers are forked with node's own arguments; they get the young generation Node 24 would
+    // choose on this machine where this Node would choose less and the operator did not size it
+    // (issue #17). Kept for the replacements of crashed workers too.
     cluster.setupPrimary({ execArgv: [...process.execArgv, ...youngGenerationFlags()] });
     for (let i = 0; i < count; i++) fork();
   });

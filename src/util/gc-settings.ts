@@ -1,4 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 
 /**
  * V8 settings a gateway process runs better with, set once at start-up by createGateway. Each is
@@ -34,29 +34,56 @@ export const GC_SETTINGS: readonly { readonly flag: string; readonly set: string
 
 /**
  * The young generation's size, which V8 reads only when it sets up the heap: unlike GC_SETTINGS it
- * must be on node's command line (v8.setFlagsFromString at start-up changed nothing, issue #17's
- * eighteenth session). The V8 of Node 20 and 22 stops growing a semi-space at 16 MB, Node 24's at
- * 32 MB (new space peaked at 32 MB on 20.20 and 22.18, 64 MB on 24.21, nineteenth session). A
- * scavenge costs about the same at either size, so twice the room is half the scavenges: on Node 20,
- * 4.45 → 2.2 per 1,000 small Chat requests, about 19 → 10 µs of CPU per request on a slow EPYC
- * (eighteenth session). `npm start`, the image's entrypoint and the workers of `--workers` carry it.
+ * must be on node's command line (v8.setFlagsFromString at start-up changes nothing, as a test
+ * shows). Measured in memory cgroups of 1–12 GB and on a 24 GB machine (issue #17, nineteenth
+ * session): V8 sizes a semi-space from the heap's limit, which node sets from the memory it has
+ * (524 MB with 1 GB, 2,096 MB from 4 GB, 4,144 MB with 24 GB uncontained), rounded down to a power
+ * of two: 1/128 of it and at most 16 MB on Node 20 and 22, 1/32 and at most 32 MB on Node 24. A
+ * scavenge costs about the same at either size, so twice the room is half the scavenges: on Node
+ * 20, 4.45 → 2.2 per 1,000 small Chat requests, about 19 → 10 µs of CPU a request on a slow EPYC
+ * (eighteenth session). `npm start` and the bench pass 32, Node 24's choice from 2 GB up; the
+ * workers of `--workers` get Node 24's choice for their machine.
  */
 export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
-/** The first Node whose V8 grows a semi-space to 32 MB by itself. */
-const GROWS_BY_ITSELF = 24;
+/** The first Node whose V8 sizes its semi-spaces as below by itself. */
+const SIZES_BY_ITSELF = 24;
+/** Before Node 24 and on it: a semi-space's share of the heap limit, and its cap in MB. */
+const BEFORE = { share: 128, capMb: 16 };
+const NODE_24 = { share: 32, capMb: 32 };
+
+/** A semi-space size in MB as V8 takes it: a power of two (V8 rounds a flag's 17 up to 32). */
+const semiMb = (limitMb: number, { share, capMb }: typeof BEFORE): number => (limitMb < share ? 0 : Math.min(capMb, 2 ** Math.floor(Math.log2(limitMb / share))));
 
 /** Flags node was started with, from its arguments and NODE_OPTIONS, spelled with dashes. */
 function namedFlags(execArgv: readonly string[], nodeOptions: string): string[] {
   return [...execArgv, ...nodeOptions.split(/\s+/)].map((arg) => arg.replace(/_/g, '-'));
 }
 
+export interface NodeRuntime {
+  readonly version: string;
+  readonly execArgv: readonly string[];
+  readonly nodeOptions: string;
+  /** v8.getHeapStatistics().heap_size_limit, in bytes: the old generation's limit and the young's. */
+  readonly heapSizeLimit: number;
+}
+
+const thisNode = (): NodeRuntime => ({
+  version: process.versions.node,
+  execArgv: process.execArgv,
+  nodeOptions: process.env['NODE_OPTIONS'] ?? '',
+  heapSizeLimit: getHeapStatistics().heap_size_limit,
+});
+
 /**
- * [YOUNG_GENERATION_FLAG] where this Node's V8 needs it and the operator set no semi-space size of
- * their own (either way round), else none.
+ * The semi-space size Node 24 would choose with this heap limit, as a flag, on a Node that would
+ * choose less, unless the operator named a semi-space size (either way round); else none.
  */
-export function youngGenerationFlags(version = process.versions.node, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? ''): string[] {
-  if (Number(version.split('.')[0]) >= GROWS_BY_ITSELF) return [];
-  return namedFlags(execArgv, nodeOptions).some((arg) => arg.includes('semi-space-size')) ? [] : [YOUNG_GENERATION_FLAG];
+export function youngGenerationFlags(node: NodeRuntime = thisNode()): string[] {
+  if (Number(node.version.split('.')[0]) >= SIZES_BY_ITSELF) return [];
+  if (namedFlags(node.execArgv, node.nodeOptions).some((arg) => arg.includes('semi-space-size'))) return [];
+  const limitMb = node.heapSizeLimit / 2 ** 20;
+  const wanted = semiMb(limitMb, NODE_24);
+  return wanted > semiMb(limitMb, BEFORE) ? [`--max-semi-space-size=${wanted}`] : [];
 }
 
 /** Applies GC_SETTINGS but those the operator named; returns the flags it set. */
