@@ -3,7 +3,7 @@
 // - `live`: what the heap and its external memory hold after two full collections, or null unless
 //   node runs with --expose-gc. Unlike RSS it does not move with when V8 grows its spaces or frees
 //   pages: 1,000 native streams on Node 20 read 33–55 KB a stream in RSS run to run (−1 to 7 when
-//   collections ran just before each reading), and 29–30 KB live every time, for the first
+//   collections ran just before each reading), and 28.9–29.8 KB live every time, for the first
 //   thousand and the second, with 16 or 32 MB semi-spaces alike (issue #17, nineteenth session).
 export function answerMemory(msg) {
   if (msg === 'rss') process.send?.({ rss: process.memoryUsage().rss });
