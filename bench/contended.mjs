@@ -22,7 +22,8 @@ const [list = 'chat', roundsArg = '8', secondsArg = '3', dirA = ROOT, dirB = ROO
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 
 // Split at a pair's first `=` only: NODE_OPTIONS=--max-semi-space-size=32 is one pair.
-const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => (pair.includes('=') ? [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] : [pair, ''])));
+const pairOf = (pair, at = pair.indexOf('=')) => (at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)]);
+const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => pairOf(pair)));
 const server = (script, dir, env) => startServer(1, process.execPath, ['--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });
 
 const upstream = await startServer(0, process.execPath, ['bench/upstream.mjs'], { cwd: ROOT });

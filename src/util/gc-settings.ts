@@ -67,7 +67,8 @@ export interface NodeRuntime {
   readonly heapSizeLimit: number;
 }
 
-const thisNode = (): NodeRuntime => ({
+/** This process's node, as youngGenerationFlags reads it. */
+export const thisNode = (): NodeRuntime => ({
   version: process.versions.node,
   execArgv: process.execArgv,
   nodeOptions: process.env['NODE_OPTIONS'] ?? '',

@@ -6,8 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { junction } from '../support/cli.ts';
-import { getHeapStatistics } from 'node:v8';
-import { youngGenerationFlags } from '../../src/util/gc-settings.ts';
+import { thisNode, youngGenerationFlags } from '../../src/util/gc-settings.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = path.join(ROOT, 'bin/junction.js');
@@ -124,9 +123,9 @@ models:
       expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(url).not.to.equal('http://127.0.0.1:8080');
       expect(stderr()).to.include('provider "anthropic" has no API key: set ANTHROPIC_API_KEY');
-      // Started without the young-generation flag: Node 20 and 22 on 8 GB or more are told how to
-      // add it (issue #17); here the flag is what this process would be told.
-      const [flag] = youngGenerationFlags({ version: process.versions.node, execArgv: [], nodeOptions: process.env['NODE_OPTIONS'] ?? '', heapSizeLimit: getHeapStatistics().heap_size_limit });
+      // Started without the young-generation flag: Node 20 and 22 are told how to add it (issue
+      // #17); here the flag is what this process would be told, were node's arguments its own.
+      const [flag] = youngGenerationFlags({ ...thisNode(), execArgv: [] });
       expect(stderr().includes('young generation'), stderr()).to.equal(flag !== undefined);
       if (flag !== undefined) expect(stderr()).to.include(`start it with ${flag} for fewer young collections (docs/deployment.md)`);
       const demo = await fetch(`${url}/v1/messages`, {

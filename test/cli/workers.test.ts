@@ -8,8 +8,7 @@ import { FakeUpstream, FIXTURES } from '../support/fake-upstream.ts';
 import { serveProcess, stopProcess, type ServedProcess } from '../support/serve-process.ts';
 import { limiterBackends } from '../support/services.ts';
 import { junction } from '../support/cli.ts';
-import { getHeapStatistics } from 'node:v8';
-import { youngGenerationFlags } from '../../src/util/gc-settings.ts';
+import { thisNode, youngGenerationFlags } from '../../src/util/gc-settings.ts';
 
 // `junction serve --workers N` (issue #7): N full gateways on one port, one ledger file.
 const KEY = 'sk-jct-workers-0123456789abcdef';
@@ -90,7 +89,7 @@ ${extra}`,
       expect(pids).not.to.include(served().child.pid);
       // Forked with the young generation Node 24 would choose here, where this Node chooses less
       // (issue #17); the primary was started without it. Read from /proc, so on Linux only.
-      const wanted = youngGenerationFlags({ version: process.versions.node, execArgv: [], nodeOptions: process.env['NODE_OPTIONS'] ?? '', heapSizeLimit: getHeapStatistics().heap_size_limit });
+      const wanted = youngGenerationFlags({ ...thisNode(), execArgv: [] });
       for (const pid of existsSync('/proc/self/cmdline') ? pids : []) {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
         expect(argv.filter((arg) => arg.includes('semi-space')), argv.join(' ')).to.deep.equal(wanted);
