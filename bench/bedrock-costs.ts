@@ -1,7 +1,7 @@
 // The Bedrock plugin's own costs (issue #15), apart from the network: SigV4 per request (a small
 // body and Claude Code's 76 KB one: the body is hashed every time) and event-stream decoding per
 // event (a 64-event stream's frames, CRCs checked, base64 and metrics handled). Prints JSON.
-// Usage: node --import tsx/esm bench/bedrock-costs.ts [iterations]
+// Usage: node --import ./bin/register.mjs bench/bedrock-costs.ts [iterations] (as bench/run.mjs runs it)
 import { readFileSync } from 'node:fs';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';

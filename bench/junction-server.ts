@@ -1,7 +1,9 @@
 // Arms (c) and (d): Junction itself, with auth, the ledger (SQLite in a WAL file) and usage accounting
 // on, request lines off. Each simulator knob set is a model twice: `a/…` routed to an Anthropic
 // upstream, `o/…` to a Chat one, so each client format meets a native and a translated route.
-// Usage: node --import tsx/esm bench/junction-server.ts <upstreamUrl> <knob,knob…>
+// Usage: node --import ./bin/register.mjs bench/junction-server.ts <upstreamUrl> <knob,knob…>
+// (as bench/run.mjs starts it: under tsx's own loader, which keeps function names, each closure made
+// per request also calls esbuild's `__name`, which showed in a CPU profile of issue #17's twentieth session)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

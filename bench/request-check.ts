@@ -1,6 +1,6 @@
 // The byte-level request check on Claude Code's 76 KB request, in-process (issue #17): the figures in
 // src/http/request-check.ts's header come from here. Best and median of 300 rounds of 10 checks.
-//   node --import tsx/esm bench/request-check.ts
+//   node --import ./bin/register.mjs bench/request-check.ts (Junction's own loader, as the server runs)
 // Cases: the request seen for the first time (compact JSON, as SDKs send it), with a line break
 // escaped in place of every 14th word, pretty-printed (line breaks between tokens), and again from
 // the same key (every element known and stepped over).
