@@ -8,12 +8,15 @@
 // upstream; usage read from the answer. Nothing else: no timers, no failover, no rate limits, no
 // metrics, no logging, no stream guard, no settlement of a request whose client left. Whatever
 // Junction costs above this is its own; a target this cannot reach, Junction cannot either.
-// Usage: node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
+// FLOOR_STREAMS=on (the `floor-streams` arm) adds what the product's standards require of any
+// gateway's streams, with Junction's own parts: the stream guard, the upstream timers and the exact
+// usage tap (relayStream below).
+// Usage: [FLOOR_STREAMS=on] node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
 import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http, { type IncomingMessage } from 'node:http';
+import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createProxyServer } from 'http-proxy-3';
@@ -26,6 +29,12 @@ import { tuneGc } from '../src/util/gc-settings.ts';
 import { isoTime } from '../src/util/iso-time.ts';
 import { BodyBytes } from '../src/http/body-bytes.ts';
 import { BodySource } from '../src/proxy/upstream-body.ts';
+import { DEFAULT_TIMEOUTS } from '../src/config/defaults.ts';
+import { FORMAT_OF } from '../src/formats/wire.ts';
+import { SseGuard } from '../src/proxy/sse-guard.ts';
+import { terminatorOf } from '../src/proxy/sse-terminator.ts';
+import { UpstreamTimers } from '../src/proxy/upstream-timers.ts';
+import { usageTapFor } from '../src/usage/tap.ts';
 
 const upstream = process.argv[2] ?? '';
 const BENCH_KEY = 'sk-jct-bench-0123456789abcdef'; // junction-server.ts's
@@ -59,6 +68,8 @@ let queue: { run: () => boolean; done: (ok: boolean) => void }[] = [];
 const commit = db.transaction((batch: typeof queue) => batch.map((w) => w.run()));
 // FLOOR_LEDGER=off: the same chain with no ledger writes, to measure what they cost.
 const LEDGER = process.env['FLOOR_LEDGER'] !== 'off';
+// FLOOR_STREAMS=on: streams relayed as the product's standards require (relayStream below).
+const STREAMS = process.env['FLOOR_STREAMS'] === 'on';
 const submit = (run: () => boolean): Promise<boolean> =>
   new Promise((done) => {
     if (!LEDGER) {
@@ -89,8 +100,10 @@ const proxy = createProxyServer({ agent, changeOrigin: true, xfwd: false, selfHa
 proxy.on('error', () => undefined);
 // Each request's own handler rides on the request, as in Junction's passthrough.
 const ON_RESPONSE = Symbol('onResponse');
-type Proxied = IncomingMessage & { [ON_RESPONSE]?: (proxyRes: IncomingMessage) => void };
+const ON_REQUEST = Symbol('onRequest');
+type Proxied = IncomingMessage & { [ON_RESPONSE]?: (proxyRes: IncomingMessage) => void; [ON_REQUEST]?: (proxyReq: ClientRequest) => void };
 proxy.on('proxyRes', (proxyRes, req) => (req as Proxied)[ON_RESPONSE]?.(proxyRes));
+proxy.on('proxyReq', (proxyReq, req) => (req as Proxied)[ON_REQUEST]?.(proxyReq));
 
 // As createGateway does: V8's defaults cost large requests up to 2× on Node 24 (issue #17).
 tuneGc();
@@ -174,12 +187,33 @@ const reserve = async (ctx: Context, next: Next): Promise<void> => {
   if (!ok) ctx.throw(402);
   await next();
 };
+/** The settlement: the hold released and the cost charged, with the ledger row, in the turn's commit. */
+const settle = (s: FloorState, status: number, input: number, output: number): Promise<boolean> => {
+  const cost = BigInt(input + output) * PRICE;
+  return submit(() => {
+    const hold = settleSql[0].get(s.id) as { amount: bigint } | undefined;
+    const released = hold?.amount ?? 0n;
+    settleSql[1].get(s.keyId);
+    settleSql[2].run(released, cost, cost, s.keyId);
+    settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), performance.now() - s.startedAt);
+    return true;
+  });
+};
 const dispatch = (ctx: Context): Promise<void> => {
   const s = ctx.state as FloorState;
   ctx.respond = false;
   return new Promise((done) => {
+    const timers = STREAMS ? new UpstreamTimers(DEFAULT_TIMEOUTS) : undefined;
+    if (timers) (ctx.req as Proxied)[ON_REQUEST] = (proxyReq: ClientRequest): void => timers.watch(proxyReq);
     (ctx.req as Proxied)[ON_RESPONSE] = (proxyRes: IncomingMessage): void => {
-      ctx.res.writeHead(proxyRes.statusCode ?? 502, { 'content-type': proxyRes.headers['content-type'] ?? 'application/json', 'x-request-id': s.id });
+      const status = proxyRes.statusCode ?? 502;
+      const contentType = proxyRes.headers['content-type'] ?? 'application/json';
+      ctx.res.writeHead(status, { 'content-type': contentType, 'x-request-id': s.id });
+      if (timers && status < 300 && contentType.startsWith('text/event-stream')) {
+        timers.responded(proxyRes);
+        relayStream(ctx, s, proxyRes, timers, () => done());
+        return;
+      }
       // Usage: the lines (or the body) that say "usage", parsed as they pass.
       let tail = '';
       let input = 0;
@@ -199,15 +233,7 @@ const dispatch = (ctx: Context): Promise<void> => {
           if (match[1] === 'input' || match[1] === 'prompt') input = Math.max(input, Number(match[2]));
           else output = Math.max(output, Number(match[2]));
         }
-        const cost = BigInt(input + output) * PRICE;
-        void submit(() => {
-          const hold = settleSql[0].get(s.id) as { amount: bigint } | undefined;
-          const released = hold?.amount ?? 0n;
-          settleSql[1].get(s.keyId);
-          settleSql[2].run(released, cost, cost, s.keyId);
-          settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, proxyRes.statusCode ?? 0, isoTime(Date.now()), performance.now() - s.startedAt);
-          return true;
-        }).then(() => done());
+        void settle(s, status, input, output).then(() => done());
       });
       proxyRes.pipe(ctx.res);
     };
@@ -219,6 +245,49 @@ const dispatch = (ctx: Context): Promise<void> => {
     proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => done());
   });
 };
+
+/**
+ * FLOOR_STREAMS=on (the `floor-streams` arm; issue #17, twentieth session): a stream relayed as the
+ * product's standards require of any gateway, with Junction's own parts. Whole events only, and a
+ * stream cut, stalled or malformed ends with an in-band error, never a clean end (the stream
+ * guard); the first-byte and idle deadlines, so no stream is left hanging (the upstream timers);
+ * usage read exactly, a usage key's value as JSON reads it, not by pattern (the usage tap). Still
+ * no failover, first-event read, limits, metrics or logs.
+ */
+function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, timers: UpstreamTimers, done: () => void): void {
+  const res = ctx.res;
+  const format = ctx.path === '/v1/messages' ? 'messages' : 'chat_completions';
+  const guard = new SseGuard(FORMAT_OF[format], terminatorOf(format, undefined));
+  const tap = usageTapFor(format, proxyRes.headers['content-type']);
+  const cut = (): void => {
+    if (!res.writableEnded) res.end(STREAM_ERROR);
+  };
+  proxyRes.on('pause', () => timers.hold());
+  proxyRes.on('resume', () => timers.resume());
+  proxyRes.on('data', (chunk: Buffer) => {
+    timers.touch();
+    const events = guard.push(chunk);
+    tap?.push(chunk, guard.takeText(chunk));
+    if (events.length > 0 && !res.write(events)) proxyRes.pause();
+    if (guard.malformed) {
+      proxyRes.destroy();
+      cut();
+    }
+  });
+  res.on('drain', () => proxyRes.resume());
+  proxyRes.on('end', () => {
+    if (guard.pending || !guard.terminated) cut();
+    else res.end();
+  });
+  proxyRes.on('close', () => {
+    if (!proxyRes.complete) cut();
+    const usage = tap?.finish(proxyRes.readableEnded);
+    void settle(s, proxyRes.statusCode ?? 502, usage?.input ?? 0, usage?.output ?? guard.contentEvents).then(done);
+  });
+}
+/** The in-band error a cut stream ends with: Anthropic's shape, which both SDKs raise. */
+const STREAM_ERROR = 'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"upstream stream interrupted"}}\n\n';
+
 /** http-proxy-3's `buffer` option pipes a stream: the body's chunks written together, as Junction's. */
 const bufferStream = (bytes: BodyBytes): BodySource => new BodySource(bytes);
 

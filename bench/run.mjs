@@ -98,8 +98,11 @@ const startBare = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...e
 const startJunction = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...extra, '--import', './bin/register.mjs', path.join(DIR, 'junction-server.ts'), upstream.url, `${SIM},${LONG}`]);
 const startPortkey = (extra = []) => start(1, process.execPath, [...NODE_ARGS, ...extra, path.join(DIR, 'peers/portkey-server.mjs')]);
 // Issue #17: the least a gateway on the design card's stack must do (floor-server.ts), on the scenarios whose targets it bounds.
-const startFloor = () => start(1, process.execPath, [...NODE_ARGS, '--import', './bin/register.mjs', path.join(DIR, 'floor-server.ts'), upstream.url]);
+const startFloor = (env = {}) => start(1, process.execPath, [...NODE_ARGS, '--import', './bin/register.mjs', path.join(DIR, 'floor-server.ts'), upstream.url], env);
 const FLOORED = new Set(['chat-small', 'messages-stream', 'claude-code', 'claude-code-stream']);
+// The same floor with streams relayed as the standards require (FLOOR_STREAMS=on: the stream guard,
+// the upstream timers and the exact usage tap; issue #17, twentieth session), on the streamed targets.
+const STREAM_FLOORED = new Set(['messages-stream', 'claude-code-stream']);
 // Portkey is told per request which provider to speak and where it lives; the client's key rides
 // along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
 // It serves all five scenarios natively (its /v1/messages relays Anthropic streams event by event)
@@ -114,6 +117,7 @@ const bare = await startBare();
 const junction = await startJunction();
 const portkey = PORTKEY && !MEDIA_ONLY ? await startPortkey() : null;
 const floor = MEDIA_ONLY ? null : await startFloor();
+const floorStreams = MEDIA_ONLY ? null : await startFloor({ FLOOR_STREAMS: 'on' });
 const results = { rounds: [], countTokens: [], held: [] };
 const media = () => mediaScenario({ bare, junction, startBare, startJunction, ask, key: KEY, rounds: ROUNDS, quick: QUICK });
 if (MEDIA_ONLY) {
@@ -134,6 +138,7 @@ try {
         ['bare', bare, NATIVE[scenario.format]],
         ['native', junction, NATIVE[scenario.format]],
         ...(floor && FLOORED.has(scenario.id) ? [['floor', floor, NATIVE[scenario.format]]] : []),
+        ...(floorStreams && STREAM_FLOORED.has(scenario.id) ? [['floor-streams', floorStreams, NATIVE[scenario.format]]] : []),
         ...((scenario.foreign ?? FOREIGN[scenario.format]) ? [['translated', junction, scenario.foreign ?? FOREIGN[scenario.format]]] : []),
         ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
@@ -150,7 +155,7 @@ try {
     writePartialReport(results, { dir: DIR });
     // process.exit skips the `finally` below: stop the arms here, or they outlive the run (seen:
     // a Node 24 partial run's five servers still up, holding their memory, an hour later).
-    for (const proc of [junction, bare, portkey, floor, upstream]) proc?.child.kill('SIGTERM');
+    for (const proc of [junction, bare, portkey, floor, floorStreams, upstream]) proc?.child.kill('SIGTERM');
     process.exit(0);
   }
   // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
@@ -174,7 +179,7 @@ try {
   results.media = await media();
   results.bedrockCosts = bedrockCosts();
 } finally {
-  for (const proc of [junction, bare, portkey, floor, upstream]) proc?.child.kill('SIGTERM');
+  for (const proc of [junction, bare, portkey, floor, floorStreams, upstream]) proc?.child.kill('SIGTERM');
 }
 writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
 writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
