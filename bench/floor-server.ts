@@ -242,7 +242,13 @@ const dispatch = (ctx: Context): Promise<void> => {
       : { 'content-type': 'application/json', authorization: 'Bearer sim', 'content-length': String(s.raw.length) };
     ctx.req.headers = headers;
     const target = ctx.path === '/v1/messages' ? `${upstream}/v1/messages` : `${upstream}/v1/chat/completions`;
-    proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => done());
+    proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => {
+      // No answer came (a refused connection, or the first-byte deadline): the client is told, and
+      // the hold released, charging nothing. Once an answer began, its own handlers end it.
+      if (ctx.res.headersSent) return done();
+      ctx.res.writeHead(502, { 'content-type': 'application/json', 'x-request-id': s.id }).end(UPSTREAM_FAILED);
+      void settle(s, 502, 0, 0).then(() => done());
+    });
   });
 };
 
@@ -260,8 +266,9 @@ function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, tim
   const guard = new SseGuard(FORMAT_OF[format], terminatorOf(format, undefined));
   const tap = usageTapFor(format, proxyRes.headers['content-type']);
   const cut = (): void => {
-    if (!res.writableEnded) res.end(STREAM_ERROR);
+    if (!res.writableEnded) res.end(timers.fired ? STREAM_TIMED_OUT : STREAM_CUT);
   };
+  proxyRes.on('error', () => undefined); // every ending is read from 'close'
   proxyRes.on('pause', () => timers.hold());
   proxyRes.on('resume', () => timers.resume());
   proxyRes.on('data', (chunk: Buffer) => {
@@ -282,11 +289,17 @@ function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, tim
   proxyRes.on('close', () => {
     if (!proxyRes.complete) cut();
     const usage = tap?.finish(proxyRes.readableEnded);
-    void settle(s, proxyRes.statusCode ?? 502, usage?.input ?? 0, usage?.output ?? guard.contentEvents).then(done);
+    // A cut stream is charged at least the content events that passed, as Junction charges it (finish.ts).
+    const whole = proxyRes.readableEnded && guard.terminated && !guard.malformed;
+    const output = whole ? (usage?.output ?? guard.contentEvents) : Math.max(usage?.output ?? 0, guard.contentEvents);
+    void settle(s, proxyRes.statusCode ?? 502, usage?.input ?? 0, output).then(done);
   });
 }
-/** The in-band error a cut stream ends with: Anthropic's shape, which both SDKs raise. */
-const STREAM_ERROR = 'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"upstream stream interrupted"}}\n\n';
+/** The in-band errors a cut stream ends with: Anthropic's shape, which both SDKs raise. */
+const streamError = (message: string): string => `event: error\ndata: {"type":"error","error":{"type":"api_error","message":"${message}"}}\n\n`;
+const STREAM_CUT = streamError('upstream stream interrupted');
+const STREAM_TIMED_OUT = streamError('upstream stream timed out');
+const UPSTREAM_FAILED = '{"type":"error","error":{"type":"api_error","message":"upstream request failed"}}';
 
 /** http-proxy-3's `buffer` option pipes a stream: the body's chunks written together, as Junction's. */
 const bufferStream = (bytes: BodyBytes): BodySource => new BodySource(bytes);
