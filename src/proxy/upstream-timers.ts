@@ -1,7 +1,8 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Timeouts } from '../config/types.ts';
-import { SYSTEM_TIMERS, type Timers } from '../util/clock.ts';
+import type { Timers } from '../util/clock.ts';
+import { LISTED_TIMERS } from '../util/timer-lists.ts';
 
 export type TimeoutKind = 'connect' | 'first_byte' | 'idle' | 'total';
 
@@ -52,8 +53,8 @@ export class UpstreamTimers {
   /** The timer that fired, if one did. */
   fired: UpstreamTimeout | undefined;
 
-  /** `timers`: the system's, but for unit tests that drive time by hand. */
-  constructor(timeouts: Timeouts, timers: Timers = SYSTEM_TIMERS) {
+  /** `timers`: the process's timer lists (util/timer-lists.ts), but for unit tests that drive time by hand. */
+  constructor(timeouts: Timeouts, timers: Timers = LISTED_TIMERS) {
     this.#timeouts = timeouts;
     this.#t = timers;
   }

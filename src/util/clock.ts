@@ -39,17 +39,12 @@ export const SYSTEM_CLOCK: Clock = {
 
 /**
  * One-shot timers and the time they run on: the upstream timeouts' (proxy/upstream-timers.ts).
- * The system's in the gateway, where they race real sockets; unit tests drive them by hand, so
- * that "80 ms of silence" is exact whatever else the machine is doing (issue #12).
+ * In the gateway, the system's, kept in lists by duration (util/timer-lists.ts), where they race
+ * real sockets; unit tests drive them by hand, so that "80 ms of silence" is exact whatever else
+ * the machine is doing (issue #12).
  */
 export interface Timers {
   now(): number;
   set(fire: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
-
-export const SYSTEM_TIMERS: Timers = {
-  now: () => performance.now(),
-  set: (fire, ms) => setTimeout(fire, ms),
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
-};

@@ -4,6 +4,8 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { UpstreamTimeout, UpstreamTimers } from '../../src/proxy/upstream-timers.ts';
 import type { Timeouts } from '../../src/config/types.ts';
 import { ManualTimers } from '../support/clock.ts';
+import type { Timers } from '../../src/util/clock.ts';
+import { createTimerLists } from '../../src/util/timer-lists.ts';
 
 /** Stand-ins for node:http's request, socket and response: just the events and destroy(). */
 class FakeStream extends EventEmitter {
@@ -22,10 +24,12 @@ const TIMEOUTS: Timeouts = { connectMs: 60, firstByteMs: 150, idleMs: 80, totalM
 // Time moves by hand (issue #12): these were real waits, and a busy machine made them flaky.
 let clock = new ManualTimers();
 const wait = (ms: number): void => clock.advance(ms);
+/** What the timers under test run on: the clock itself, or the gateway's timer lists over it (issue #17). */
+let timersOn: (clock: ManualTimers) => Timers = (c) => c;
 
 /** Timers watching a request sent on a pooled keep-alive connection (no connect deadline). */
 function pooled(): { timers: UpstreamTimers; request: FakeStream } {
-  const timers = new UpstreamTimers(TIMEOUTS, clock);
+  const timers = new UpstreamTimers(TIMEOUTS, timersOn(clock));
   const request = new FakeStream();
   request.socket = Object.assign(new FakeStream(), { connecting: false });
   timers.watch(request as unknown as ClientRequest);
@@ -33,7 +37,7 @@ function pooled(): { timers: UpstreamTimers; request: FakeStream } {
 }
 
 function start(timeouts = TIMEOUTS): { timers: UpstreamTimers; request: FakeStream; socket: FakeStream } {
-  const timers = new UpstreamTimers(timeouts, clock);
+  const timers = new UpstreamTimers(timeouts, timersOn(clock));
   const request = new FakeStream();
   const socket = new FakeStream();
   timers.watch(request as unknown as ClientRequest);
@@ -41,87 +45,90 @@ function start(timeouts = TIMEOUTS): { timers: UpstreamTimers; request: FakeStre
   return { timers, request, socket };
 }
 
-describe('upstream timers', () => {
-  beforeEach(() => {
-    clock = new ManualTimers();
-  });
+for (const [title, on] of [['upstream timers', (c: ManualTimers): Timers => c], ['upstream timers, on the timer lists', (c: ManualTimers): Timers => createTimerLists(c)]] as const) {
+  describe(title, () => {
+    beforeEach(() => {
+      clock = new ManualTimers();
+      timersOn = on;
+    });
 
-  it('a connection that is not up within connect_ms destroys the request with a connect timeout', () => {
-    const { timers, request } = start();
-    wait(59);
-    expect(timers.fired).to.equal(undefined);
-    wait(1);
-    expect(request.destroyedWith).to.be.instanceOf(UpstreamTimeout);
-    expect(timers.fired?.kind).to.equal('connect');
-  });
+    it('a connection that is not up within connect_ms destroys the request with a connect timeout', () => {
+      const { timers, request } = start();
+      wait(59);
+      expect(timers.fired).to.equal(undefined);
+      wait(1);
+      expect(request.destroyedWith).to.be.instanceOf(UpstreamTimeout);
+      expect(timers.fired?.kind).to.equal('connect');
+    });
 
-  it('a pooled connection skips the connect timer; no answer within first_byte_ms is a first-byte timeout', () => {
-    const { timers } = pooled();
-    wait(149);
-    expect(timers.fired).to.equal(undefined);
-    wait(1);
-    expect(timers.fired?.kind).to.equal('first_byte');
-  });
+    it('a pooled connection skips the connect timer; no answer within first_byte_ms is a first-byte timeout', () => {
+      const { timers } = pooled();
+      wait(149);
+      expect(timers.fired).to.equal(undefined);
+      wait(1);
+      expect(timers.fired?.kind).to.equal('first_byte');
+    });
 
-  it('idle counts the gap between chunks, not the whole answer, and pauses while the client is slow', () => {
-    const { timers, socket } = start();
-    socket.emit('connect');
-    const response = new FakeStream();
-    timers.responded(response as unknown as IncomingMessage);
-    for (let i = 0; i < 5; i++) {
-      wait(78);
+    it('idle counts the gap between chunks, not the whole answer, and pauses while the client is slow', () => {
+      const { timers, socket } = start();
+      socket.emit('connect');
+      const response = new FakeStream();
+      timers.responded(response as unknown as IncomingMessage);
+      for (let i = 0; i < 5; i++) {
+        wait(78);
+        timers.touch();
+      }
+      expect(timers.fired).to.equal(undefined); // 390 ms in all, never 80 ms silent
+      timers.hold();
+      wait(1000);
+      expect(timers.fired).to.equal(undefined); // our backpressure, not the upstream's silence
+      timers.resume();
+      wait(79);
+      expect(timers.fired).to.equal(undefined);
+      wait(1);
+      expect(timers.fired?.kind).to.equal('idle');
+      expect(response.destroyedWith).to.equal(timers.fired);
+    });
+
+    it('a total timeout, when configured, ends even a talking stream', () => {
+      const { timers, socket } = start({ ...TIMEOUTS, totalMs: 150 });
+      socket.emit('connect');
+      const response = new FakeStream();
+      timers.responded(response as unknown as IncomingMessage);
+      for (let i = 0; i < 3; i++) {
+        wait(49);
+        timers.touch();
+      }
+      expect(timers.fired).to.equal(undefined); // 147 ms, talking all along
+      wait(3);
+      expect(timers.fired?.kind).to.equal('total');
+    });
+
+    it('arms one timer for a request answered and read within idle_ms, and still times out a slow first byte exactly', () => {
+      let armed = 0;
+      const set = clock.set.bind(clock);
+      clock.set = (fire, ms) => {
+        armed++;
+        return set(fire, ms);
+      };
+      const { timers } = pooled();
+      wait(30);
+      const response = new FakeStream();
+      timers.responded(response as unknown as IncomingMessage);
+      wait(20);
       timers.touch();
-    }
-    expect(timers.fired).to.equal(undefined); // 390 ms in all, never 80 ms silent
-    timers.hold();
-    wait(1000);
-    expect(timers.fired).to.equal(undefined); // our backpressure, not the upstream's silence
-    timers.resume();
-    wait(79);
-    expect(timers.fired).to.equal(undefined);
-    wait(1);
-    expect(timers.fired?.kind).to.equal('idle');
-    expect(response.destroyedWith).to.equal(timers.fired);
-  });
+      response.emit('close');
+      expect(armed, 'one timer for the first byte and the idle gaps').to.equal(1);
+      expect(timers.fired).to.equal(undefined);
 
-  it('a total timeout, when configured, ends even a talking stream', () => {
-    const { timers, socket } = start({ ...TIMEOUTS, totalMs: 150 });
-    socket.emit('connect');
-    const response = new FakeStream();
-    timers.responded(response as unknown as IncomingMessage);
-    for (let i = 0; i < 3; i++) {
-      wait(49);
-      timers.touch();
-    }
-    expect(timers.fired).to.equal(undefined); // 147 ms, talking all along
-    wait(3);
-    expect(timers.fired?.kind).to.equal('total');
+      // idle_ms (80) is shorter than first_byte_ms (150): the timer looks early, then arms again.
+      armed = 0;
+      const slow = pooled().timers;
+      wait(149);
+      expect(slow.fired).to.equal(undefined);
+      wait(1);
+      expect(slow.fired?.kind).to.equal('first_byte');
+      expect(armed).to.equal(2);
+    });
   });
-
-  it('arms one timer for a request answered and read within idle_ms, and still times out a slow first byte exactly', () => {
-    let armed = 0;
-    const set = clock.set.bind(clock);
-    clock.set = (fire, ms) => {
-      armed++;
-      return set(fire, ms);
-    };
-    const { timers } = pooled();
-    wait(30);
-    const response = new FakeStream();
-    timers.responded(response as unknown as IncomingMessage);
-    wait(20);
-    timers.touch();
-    response.emit('close');
-    expect(armed, 'one timer for the first byte and the idle gaps').to.equal(1);
-    expect(timers.fired).to.equal(undefined);
-
-    // idle_ms (80) is shorter than first_byte_ms (150): the timer looks early, then arms again.
-    armed = 0;
-    const slow = pooled().timers;
-    wait(149);
-    expect(slow.fired).to.equal(undefined);
-    wait(1);
-    expect(slow.fired?.kind).to.equal('first_byte');
-    expect(armed).to.equal(2);
-  });
-});
+}
