@@ -10,14 +10,16 @@ import type { Timers } from './clock.ts';
  * but with an object, an async id and a libuv clock read for each.
  *
  * A list holds entries in the order they were set, and with one duration that is the order they
- * fall due, to within the millisecond its durations share: the sweep's slack. Its system timer is
- * armed for its first entry's time; an entry cleared first leaves it armed, and when it fires
- * early it looks again and arms for the entry now first. A list with nothing left is dropped when
- * its timer fires. The system timers are unref'd: a deadline never keeps the process alive on its
+ * fall due, to within the millisecond its durations share: the sweep's slack. Its one system timer
+ * is armed for its first entry's time; an entry cleared first leaves it armed, and when it fires
+ * early it looks again and arms for the entry now first. It fires only entries set before it
+ * fired, as separate timers would. A list with nothing left is dropped when its timer fires. The system timers are unref'd: a deadline never keeps the process alive on its
  * own, as the socket it watches does.
  */
 interface Entry {
   readonly due: number;
+  /** Its place in the list's order of setting. */
+  readonly seq: number;
   fire: (() => void) | null;
   prev: Entry | null;
   next: Entry | null;
@@ -30,6 +32,10 @@ interface List {
   tail: Entry | null;
   /** When the system timer is due; Infinity when none is armed. */
   armedFor: number;
+  /** The armed system timer: one per list at most. */
+  timer: unknown;
+  /** The next entry's `seq`. */
+  seq: number;
 }
 
 /** The system's timers, unref'd: what the lists run on outside tests. */
@@ -49,24 +55,33 @@ export function createTimerLists(base: Timers = UNREF_SYSTEM_TIMERS): TimerLists
 
   const arm = (list: List, now: number): void => {
     const first = list.head;
-    if (first === null || first.due >= list.armedFor) return; // the armed timer comes first and looks again
+    // The armed timer comes first and looks again, or within the sweep's slack of this entry. A
+    // list's delays share their whole milliseconds only, so a later entry may be due up to 1 ms
+    // sooner than an earlier one: arming for it would start a second timer for nothing.
+    if (first === null || first.due >= list.armedFor - 1) return;
+    if (list.armedFor !== Infinity) base.clear(list.timer);
     list.armedFor = first.due;
-    base.set(() => sweep(list), Math.max(0, first.due - now));
+    list.timer = base.set(() => sweep(list), Math.max(0, first.due - now));
   };
 
   const sweep = (list: List): void => {
     list.armedFor = Infinity;
     const now = base.now();
+    // Only the entries there when it fired: one set meanwhile waits for the next timer, as with
+    // setTimeout, so a callback that sets itself again at 0 ms cannot keep the sweep going.
+    const setBefore = list.seq;
     try {
       // 1 ms of slack, as the upstream timers allow: the system timer runs on a millisecond clock.
-      for (let entry = list.head; entry !== null && entry.due <= now + 1; entry = list.head) {
+      for (let entry = list.head; entry !== null && entry.seq < setBefore && entry.due <= now + 1; entry = list.head) {
         const fire = entry.fire;
         unlink(entry);
         fire?.();
       }
     } finally {
-      if (list.head === null) lists.delete(list.ms);
-      else arm(list, base.now());
+      // This list, not one made since under its duration while it was being swept.
+      if (list.head === null) {
+        if (lists.get(list.ms) === list) lists.delete(list.ms);
+      } else arm(list, base.now());
     }
   };
 
@@ -74,12 +89,12 @@ export function createTimerLists(base: Timers = UNREF_SYSTEM_TIMERS): TimerLists
     now: () => base.now(),
     set(fire, ms) {
       // Listed by whole milliseconds, as Node lists its own; due at the very time asked for.
-      const duration = ms >= 1 ? Math.trunc(ms) : 1;
+      const duration = ms >= 1 ? Math.trunc(ms) : 0;
       let list = lists.get(duration);
-      if (list === undefined) lists.set(duration, (list = { ms: duration, head: null, tail: null, armedFor: Infinity }));
+      if (list === undefined) lists.set(duration, (list = { ms: duration, head: null, tail: null, armedFor: Infinity, timer: undefined, seq: 0 }));
       const now = base.now();
       // A delay that is not a positive number is none, as setTimeout takes it (NaN included).
-      const entry: Entry = { due: now + (ms > 0 ? ms : 0), fire, prev: list.tail, next: null, list };
+      const entry: Entry = { due: now + (ms > 0 ? ms : 0), seq: list.seq++, fire, prev: list.tail, next: null, list };
       if (list.tail === null) list.head = entry;
       else list.tail.next = entry;
       list.tail = entry;

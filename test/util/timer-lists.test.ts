@@ -1,14 +1,33 @@
 import { expect } from 'chai';
 import { createTimerLists } from '../../src/util/timer-lists.ts';
 import { ManualTimers } from '../support/clock.ts';
+import type { Timers } from '../../src/util/clock.ts';
 
-/** Timer lists over a clock moved by hand (issue #12), and what fired when. */
+/** Timer lists over a clock moved by hand (issue #12), what fired when, and the system timers pending. */
 function lists() {
   const clock = new ManualTimers();
-  const timers = createTimerLists(clock);
+  const pending = new Set<unknown>();
+  const counts = { set: 0 };
+  const base: Timers = {
+    now: () => clock.now(),
+    set: (fire, ms) => {
+      counts.set++;
+      const handle: unknown = clock.set(() => {
+        pending.delete(handle);
+        fire();
+      }, ms);
+      pending.add(handle);
+      return handle;
+    },
+    clear: (handle) => {
+      pending.delete(handle);
+      clock.clear(handle);
+    },
+  };
+  const timers = createTimerLists(base);
   const fired: [string, number][] = [];
   const at = (name: string) => () => void fired.push([name, clock.now()]);
-  return { clock, timers, fired, at };
+  return { clock, timers, fired, at, pending, counts };
 }
 
 describe('timer lists (issue #17)', () => {
@@ -82,5 +101,41 @@ describe('timer lists (issue #17)', () => {
     clock.advance(20);
     expect(fired.map(([name]) => name)).to.deep.equal(['zero', 'nan', 'frac']);
     expect(fired.map(([, time]) => time)).to.deep.equal([1, 1, 10.6]);
+  });
+
+  it('keeps one system timer per list, however many entries it holds or clears, and when later ones are due a fraction sooner', () => {
+    const { clock, timers, fired, at, pending, counts } = lists();
+    const entries = [];
+    for (let i = 0; i < 100; i++) {
+      entries.push(timers.set(at(`e${i}`), 300.9 - (i % 3) * 0.4));
+      clock.advance(0.1);
+      // The first entry cleared, as an answered request's deadline is: the next set finds a new
+      // first entry due a fraction of a millisecond before the armed timer.
+      if (i % 3 === 1) timers.clear(entries[i - 1]);
+      expect(pending.size, `after entry ${i}`).to.equal(1);
+    }
+    expect(counts.set).to.equal(1);
+    for (const entry of entries.slice(0, 99)) timers.clear(entry);
+    expect(pending.size).to.equal(1);
+    clock.advance(400);
+    expect(fired.map(([name]) => name)).to.deep.equal(['e99']);
+    expect(pending.size).to.equal(0);
+  });
+
+  it('waits for the next timer with an entry set into its own list while it fires, even at 0 ms', () => {
+    const { clock, timers, fired, at } = lists();
+    let rounds = 0;
+    const again = (): void => {
+      fired.push([`again ${rounds}`, clock.now()]);
+      if (++rounds < 3) timers.set(again, 0);
+    };
+    timers.set(again, 0);
+    timers.set(() => {
+      fired.push(['a', clock.now()]);
+      timers.set(at('from a, same list'), 20);
+    }, 20);
+    clock.advance(100);
+    expect(fired).to.deep.equal([['again 0', 1], ['again 1', 2], ['again 2', 3], ['a', 20], ['from a, same list', 40]]);
+    expect(timers.size).to.equal(0);
   });
 });
