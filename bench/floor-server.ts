@@ -35,6 +35,9 @@ import { SseGuard } from '../src/proxy/sse-guard.ts';
 import { terminatorOf } from '../src/proxy/sse-terminator.ts';
 import { UpstreamTimers } from '../src/proxy/upstream-timers.ts';
 import { usageTapFor } from '../src/usage/tap.ts';
+import { ERR, type Surface } from '../src/errors.ts';
+import { writeErrorResponse } from '../src/http/write-error.ts';
+import { streamErrorFrame } from '../src/sse/encode.ts';
 
 const upstream = process.argv[2] ?? '';
 const BENCH_KEY = 'sk-jct-bench-0123456789abcdef'; // junction-server.ts's
@@ -211,7 +214,7 @@ const dispatch = (ctx: Context): Promise<void> => {
       ctx.res.writeHead(status, { 'content-type': contentType, 'x-request-id': s.id });
       if (timers && status < 300 && contentType.startsWith('text/event-stream')) {
         timers.responded(proxyRes);
-        relayStream(ctx, s, proxyRes, timers, () => done());
+        relayStream(ctx, s, proxyRes, contentType, timers, () => done());
         return;
       }
       // Usage: the lines (or the body) that say "usage", parsed as they pass.
@@ -243,11 +246,14 @@ const dispatch = (ctx: Context): Promise<void> => {
     ctx.req.headers = headers;
     const target = ctx.path === '/v1/messages' ? `${upstream}/v1/messages` : `${upstream}/v1/chat/completions`;
     proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => {
-      // No answer came (a refused connection, or the first-byte deadline): the client is told, and
-      // the hold released, charging nothing. Once an answer began, its own handlers end it.
+      // No answer came (a refused connection, or the first-byte deadline): the client is told, in
+      // its own format as Junction tells it, and the hold released, charging nothing. Once an
+      // answer began, its own handlers end it.
       if (ctx.res.headersSent) return done();
-      ctx.res.writeHead(502, { 'content-type': 'application/json', 'x-request-id': s.id }).end(UPSTREAM_FAILED);
-      void settle(s, 502, 0, 0).then(() => done());
+      const fired = timers?.fired;
+      const err = fired ? ERR.upstreamTimeout(PROVIDER, fired.kind, fired.ms) : ERR.upstreamUnreachable(PROVIDER);
+      writeErrorResponse(ctx.res, STREAM_OF[ctx.path === '/v1/messages' ? 'messages' : 'chat_completions'].surface, err, s.id);
+      void settle(s, err.status, 0, 0).then(() => done());
     });
   });
 };
@@ -260,13 +266,16 @@ const dispatch = (ctx: Context): Promise<void> => {
  * usage read exactly, a usage key's value as JSON reads it, not by pattern (the usage tap). Still
  * no failover, first-event read, limits, metrics or logs.
  */
-function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, timers: UpstreamTimers, done: () => void): void {
+function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, contentType: string, timers: UpstreamTimers, done: () => void): void {
   const res = ctx.res;
-  const format = ctx.path === '/v1/messages' ? 'messages' : 'chat_completions';
-  const guard = new SseGuard(FORMAT_OF[format], terminatorOf(format, undefined));
-  const tap = usageTapFor(format, proxyRes.headers['content-type']);
+  const stream = STREAM_OF[ctx.path === '/v1/messages' ? 'messages' : 'chat_completions'];
+  const guard = new SseGuard(stream.format, stream.terminator);
+  const tap = usageTapFor(stream.endpoint, contentType);
+  // Junction's own in-band error frame, in the client's format (sse/encode.ts).
   const cut = (): void => {
-    if (!res.writableEnded) res.end(timers.fired ? STREAM_TIMED_OUT : STREAM_CUT);
+    if (res.writableEnded) return;
+    const fired = timers.fired;
+    res.end(streamErrorFrame(stream.surface, fired ? ERR.upstreamTimeout(PROVIDER, fired.kind, fired.ms) : ERR.upstreamInterrupted(PROVIDER), s.id));
   };
   proxyRes.on('error', () => undefined); // every ending is read from 'close'
   proxyRes.on('pause', () => timers.hold());
@@ -295,11 +304,12 @@ function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, tim
     void settle(s, proxyRes.statusCode ?? 502, usage?.input ?? 0, output).then(done);
   });
 }
-/** The in-band errors a cut stream ends with: Anthropic's shape, which both SDKs raise. */
-const streamError = (message: string): string => `event: error\ndata: {"type":"error","error":{"type":"api_error","message":"${message}"}}\n\n`;
-const STREAM_CUT = streamError('upstream stream interrupted');
-const STREAM_TIMED_OUT = streamError('upstream stream timed out');
-const UPSTREAM_FAILED = '{"type":"error","error":{"type":"api_error","message":"upstream request failed"}}';
+/** What a stream is relayed with, per endpoint, worked out once (the floor's bodies carry no `n`). */
+const streamOf = (endpoint: 'messages' | 'chat_completions', surface: Surface) =>
+  ({ endpoint, surface, format: FORMAT_OF[endpoint], terminator: terminatorOf(endpoint, undefined) }) as const;
+const STREAM_OF = { messages: streamOf('messages', 'messages'), chat_completions: streamOf('chat_completions', 'chat') };
+/** The upstream's name in the errors the floor reports. */
+const PROVIDER = 'simulator';
 
 /** http-proxy-3's `buffer` option pipes a stream: the body's chunks written together, as Junction's. */
 const bufferStream = (bytes: BodyBytes): BodySource => new BodySource(bytes);

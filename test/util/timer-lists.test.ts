@@ -93,7 +93,7 @@ describe('timer lists (issue #17)', () => {
     expect(fired.map(([name]) => name)).to.deep.equal(['after']);
   });
 
-  it('lists a fraction of a millisecond with its whole milliseconds, and takes a delay that is no positive number for none', () => {
+  it('fires a fractional delay at its fraction, and a delay that is no positive number (0, NaN) after none', () => {
     const { clock, timers, fired, at } = lists();
     timers.set(at('frac'), 10.6);
     timers.set(at('zero'), 0);
