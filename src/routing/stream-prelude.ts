@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Surface } from '../errors.ts';
 import { keepaliveFrame, SSE_HEADERS } from '../sse/encode.ts';
+import type { Timers } from '../util/clock.ts';
+import { LISTED_TIMERS } from '../util/timer-lists.ts';
 
 /**
  * Keepalives for a streaming client while no upstream byte has come yet (issue #5): a reasoning
@@ -12,19 +14,26 @@ import { keepaliveFrame, SSE_HEADERS } from '../sse/encode.ts';
  * headers and a keepalive every interval. Keepalives are the gateway's, not upstream content, so
  * retries and fallbacks go on behind them; but a final failure can then only be reported in-band
  * (`event: error` / `data: {"error":…}`), and the upstream's own response headers are not sent.
+ *
+ * Every stream request arms the first keepalive and nearly all clear it milliseconds later, when
+ * the upstream answers: on the timer lists, as the upstream timers are (util/timer-lists.ts), not a
+ * setTimeout and clearTimeout per request (issue #17, twenty-first session).
  */
 export class StreamPrelude {
   readonly #res: ServerResponse;
   readonly #frame: string;
   readonly #intervalMs: number;
   readonly #onCommit: () => void;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timers: Timers;
+  #timer: unknown;
   #committed = false;
   #stopped = false;
   #sent = 0;
 
-  constructor(res: ServerResponse, surface: Surface, intervalMs: number, onCommit: () => void) {
+  /** `timers`: the process's timer lists, but for unit tests that drive time by hand. */
+  constructor(res: ServerResponse, surface: Surface, intervalMs: number, onCommit: () => void, timers: Timers = LISTED_TIMERS) {
     this.#res = res;
+    this.#timers = timers;
     this.#frame = keepaliveFrame(surface);
     this.#intervalMs = intervalMs;
     this.#onCommit = onCommit;
@@ -42,13 +51,13 @@ export class StreamPrelude {
 
   start(): void {
     if (this.#stopped || this.#timer !== undefined) return;
-    this.#timer = setTimeout(this.#tick, this.#intervalMs);
+    this.#timer = this.#timers.set(this.#tick, this.#intervalMs);
   }
 
   /** The upstream's answer is about to be written: no keepalive may interleave with it. */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#timers.clear(this.#timer);
     this.#timer = undefined;
   }
 
@@ -62,6 +71,6 @@ export class StreamPrelude {
     }
     res.write(this.#frame);
     this.#sent++;
-    this.#timer = setTimeout(this.#tick, this.#intervalMs);
+    this.#timer = this.#timers.set(this.#tick, this.#intervalMs);
   };
 }

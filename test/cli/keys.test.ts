@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -76,6 +77,36 @@ models: [{ id: demo, routes: [{ provider: mock }], pricing: { input: 0, output: 
     expect(((await (await ask(key)).json()) as { error: { message: string } }).error.message).to.equal('this API key has been disabled');
     expect(await junction('keys', 'enable', '--config', file, '--name', 'bob')).to.deep.include({ code: 0, stdout: 'bob: active\n' });
     expect(await msUntil(key, 200)).to.be.below(1000);
+  });
+
+  it('refuses a key disabled while a keep-alive connection carries it, on that same connection', async () => {
+    // The connection remembers the key it presented (auth/key-store.ts, issue #17): a reload
+    // must still reach it.
+    const created = await junction('keys', 'create', '--config', file, '--name', 'kept');
+    const key = created.stdout.trim();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const body = JSON.stringify({ model: 'demo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    const send = (): Promise<{ status: number; reused: boolean }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request(`${url}/v1/messages`, { method: 'POST', agent, headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      // A key the cache has not loaded yet is found in the store (authenticate); then it is cached.
+      expect(await send()).to.include({ status: 200 });
+      expect(await send()).to.deep.equal({ status: 200, reused: true });
+      expect(await send()).to.deep.equal({ status: 200, reused: true });
+      expect((await junction('keys', 'disable', '--config', file, '--name', 'kept')).code).to.equal(0);
+      // Reloading refreshes the keys at once, where the poll would within a second.
+      await gateway.reload();
+      expect(await send()).to.deep.equal({ status: 401, reused: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('creates a key with --rpm, --tpm and --concurrency, lists them and the running gateway enforces them', async () => {

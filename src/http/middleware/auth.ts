@@ -22,8 +22,9 @@ export function createAuth(keys: KeyStore): GatewayMiddleware {
     if (headerKey === '' && bearer === '') throw ERR.missingKey();
     if (headerKey !== '' && bearer !== '' && headerKey !== bearer) throw ERR.conflictingKeys();
     const presented = headerKey || bearer;
-    // A cached key goes on at once: no promise of its own in the chain (issue #17).
-    const known = keys.known(presented);
+    // A cached key goes on at once: no promise of its own in the chain (issue #17). The connection
+    // remembers what it presented last, so a keep-alive client's key is hashed once (key-store.ts).
+    const known = keys.known(presented, ctx.req.socket);
     if (known) return admit(ctx, next, known);
     return keys.authenticate(presented).then((key) => admit(ctx, next, key));
   };

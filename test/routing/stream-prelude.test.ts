@@ -1,0 +1,99 @@
+import type { ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import { StreamPrelude } from '../../src/routing/stream-prelude.ts';
+import { createTimerLists } from '../../src/util/timer-lists.ts';
+import { ManualTimers } from '../support/clock.ts';
+
+/** What the prelude writes to: the status and headers once, then keepalive frames. */
+class FakeResponse {
+  status: number | undefined;
+  headers: Record<string, string> | undefined;
+  readonly frames: string[] = [];
+  destroyed = false;
+  writableEnded = false;
+  writeHead(status: number, headers: Record<string, string>): this {
+    this.status = status;
+    this.headers = headers;
+    return this;
+  }
+  write(frame: string): boolean {
+    this.frames.push(frame);
+    return true;
+  }
+}
+
+const asResponse = (res: FakeResponse): ServerResponse => res as unknown as ServerResponse;
+
+// The prelude's keepalives (issue #5) run on the process's timer lists (issue #17, twenty-first
+// session); each case runs on the hand-driven clock itself and on the lists over it.
+const CLOCKS = [
+  ['the hand-driven timers', () => { const manual = new ManualTimers(); return { timers: manual, manual }; }],
+  ['timer lists over them', () => { const manual = new ManualTimers(); return { timers: createTimerLists(manual), manual }; }],
+] as const;
+
+describe('StreamPrelude: keepalives before the first upstream byte', () => {
+  for (const [name, make] of CLOCKS) {
+    describe(`on ${name}`, () => {
+      it('sends nothing for the first interval, so a quick failure keeps its HTTP status', () => {
+        const { timers, manual } = make();
+        const res = new FakeResponse();
+        let commits = 0;
+        const prelude = new StreamPrelude(asResponse(res), 'messages', 1_000, () => commits++, timers);
+        prelude.start();
+        manual.advance(999);
+        expect(res.status).to.equal(undefined);
+        expect(res.frames).to.deep.equal([]);
+        prelude.stop();
+        manual.advance(5_000);
+        expect(res.frames).to.deep.equal([]);
+        expect(commits).to.equal(0);
+        expect(prelude.committed).to.equal(false);
+      });
+
+      it('commits to 200 with SSE headers at the first interval, then a frame each interval in the surface format', () => {
+        const { timers, manual } = make();
+        const res = new FakeResponse();
+        let commits = 0;
+        const prelude = new StreamPrelude(asResponse(res), 'chat', 1_000, () => commits++, timers);
+        prelude.start();
+        manual.advance(1_000);
+        expect(res.status).to.equal(200);
+        expect(res.headers?.['content-type']).to.equal('text/event-stream; charset=utf-8');
+        expect(res.frames).to.deep.equal([': keepalive\n\n']);
+        manual.advance(2_000);
+        expect(res.frames).to.have.length(3);
+        expect(prelude.sent).to.equal(3);
+        expect(commits).to.equal(1);
+        prelude.stop();
+        manual.advance(10_000);
+        expect(prelude.sent).to.equal(3);
+      });
+
+      it('sends Messages clients a ping event', () => {
+        const { timers, manual } = make();
+        const res = new FakeResponse();
+        const prelude = new StreamPrelude(asResponse(res), 'messages', 500, () => undefined, timers);
+        prelude.start();
+        manual.advance(500);
+        expect(res.frames).to.deep.equal(['event: ping\ndata: {"type":"ping"}\n\n']);
+        prelude.stop();
+      });
+
+      it('stops on a response that ended or was destroyed, and never starts again once stopped', () => {
+        const { timers, manual } = make();
+        const res = new FakeResponse();
+        const prelude = new StreamPrelude(asResponse(res), 'chat', 100, () => undefined, timers);
+        prelude.start();
+        manual.advance(100);
+        res.destroyed = true;
+        manual.advance(1_000);
+        expect(res.frames).to.have.length(1);
+        const stopped = new StreamPrelude(asResponse(new FakeResponse()), 'chat', 100, () => undefined, timers);
+        stopped.stop();
+        stopped.start();
+        manual.advance(1_000);
+        expect(stopped.sent).to.equal(0);
+      });
+    });
+  }
+});
