@@ -84,8 +84,24 @@ const READERS: Record<CheckedFormat, { readonly system: Read; readonly message: 
   responses: { system: readInstructions, message: readInput },
 };
 
-/** Where a format's and a key's requests are kept in `scopes`. */
-const scopeKey = (format: CheckedFormat, scope: string): string => `${format}\u0000${scope}`;
+/**
+ * Where a format's and a key's requests are kept in `scopes`: one string per format and key, made
+ * once, whose hash V8 keeps. Joined afresh on each call, the key was a new string to flatten and
+ * hash twice per request (the check's lookup and the estimate's).
+ */
+const SCOPE_KEYS: Record<CheckedFormat, Map<string, string>> = { messages: new Map(), chat: new Map(), responses: new Map() };
+function scopeKey(format: CheckedFormat, scope: string): string {
+  const keys = SCOPE_KEYS[format];
+  let key = keys.get(scope);
+  if (key === undefined) {
+    // Kept for the keys in use only: forgotten with the last key's requests (evict).
+    key = `${format}\u0000${scope}`;
+    keys.set(scope, key);
+  }
+  return key;
+}
+/** The scope used last: the newest in `scopes`' order already, so not moved there again. */
+let newest: string | undefined;
 
 /**
  * The key's last requests in this format, newest first, as the byte-level checks may step over
@@ -137,8 +153,18 @@ export function checkedInputTokens(format: CheckedFormat, raw: BodyBytes, elemen
 /** The body's elements (system, each message, tools), each found among the key's recent requests or read. */
 function entriesOf(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): Entry[] {
   const scoped = scopeKey(format, scope);
-  const recent = scopes.get(scoped) ?? [];
-  scopes.delete(scoped);
+  let recent = scopes.get(scoped);
+  // Least recently used order: moved last unless it is last already. A key sending one request
+  // after another (an agent's turns) deleted and set its own entry each time, shrinking and
+  // growing the map's table per request.
+  if (recent === undefined) {
+    recent = [];
+    scopes.set(scoped, recent);
+  } else if (scoped !== newest) {
+    scopes.delete(scoped);
+    scopes.set(scoped, recent);
+  }
+  newest = scoped;
   const read = READERS[format];
   const system = elements.system && entryOf(raw, elements.system, recent, (seen) => seen.system, read.system);
   const messages = elements.messages.map((range, i) => entryOf(raw, range, recent, (seen) => seen.messages[i], read.message));
@@ -149,10 +175,12 @@ function entriesOf(format: CheckedFormat, raw: BodyBytes, elements: CheckedEleme
   for (const message of messages) entries.push(message);
   if (toolsEntry !== undefined) entries.push(toolsEntry);
   for (const entry of entries) size += entry.bytes.length;
-  recent.unshift({ system, messages, tools: toolsEntry, size });
-  heldBytes += size;
-  for (const old of recent.splice(RECENT)) heldBytes -= old.size;
-  scopes.set(scoped, recent);
+  // Newest first, at most RECENT: shifted in place, not by unshift and splice (a runtime call and
+  // an array per request).
+  const dropped = recent.length === RECENT ? (recent[RECENT - 1] as Seen) : undefined;
+  for (let i = Math.min(recent.length, RECENT - 1); i > 0; i--) recent[i] = recent[i - 1] as Seen;
+  recent[0] = { system, messages, tools: toolsEntry, size };
+  heldBytes += size - (dropped?.size ?? 0);
   evict();
   return entries;
 }
@@ -174,7 +202,11 @@ function evict(): void {
   for (const [name, recent] of scopes) {
     if (heldBytes <= limitBytes) return;
     while (recent.length > 0 && heldBytes > limitBytes) heldBytes -= (recent.pop() as Seen).size;
-    if (recent.length === 0) scopes.delete(name);
+    if (recent.length === 0) {
+      scopes.delete(name);
+      const at = name.indexOf('\u0000');
+      SCOPE_KEYS[name.slice(0, at) as CheckedFormat].delete(name.slice(at + 1));
+    }
   }
 }
 

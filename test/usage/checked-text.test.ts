@@ -112,6 +112,36 @@ describe("a checked body's input text (issue #17)", () => {
     }
   });
 
+  it("keeps a key's last four requests, newest first, and lets the least recently used key's go first", () => {
+    const system = (i: number) => `Prompt number ${i}.`;
+    const systemOf = (known: ReturnType<typeof recentElements>, i: number) => known?.[i]?.system?.bytes.toString();
+    const previous = limitCheckedText(0); // forget every other test's keys: only these below are held
+    limitCheckedText(previous);
+    try {
+      for (let i = 1; i <= 5; i++) textOf(body(turn1, system(i)), 'lru-a');
+      const a = recentElements('messages', 'lru-a');
+      expect(a).to.have.length(4);
+      expect([0, 1, 2, 3].map((i) => systemOf(a, i))).to.deep.equal([5, 4, 3, 2].map((i) => JSON.stringify(system(i))));
+      // b after a, then a again (twice: the second time a is the newest already): b is the oldest.
+      textOf(body(turn1, system(6)), 'lru-b');
+      textOf(body(turn1, system(7)), 'lru-a');
+      textOf(body(turn1, system(8)), 'lru-a');
+      const held = checkedTextHeld();
+      limitCheckedText(held - 1);
+      expect(recentElements('messages', 'lru-b')).to.equal(undefined);
+      expect(systemOf(recentElements('messages', 'lru-a'), 0)).to.equal(JSON.stringify(system(8)));
+      // A bound below one request's size forgets a too.
+      limitCheckedText(1);
+      expect(recentElements('messages', 'lru-a')).to.equal(undefined);
+    } finally {
+      limitCheckedText(previous);
+    }
+    // Forgotten keys come back as new.
+    const before = checkedTextReads();
+    textOf(body(turn1, system(8)), 'lru-a');
+    expect(checkedTextReads() - before).to.equal(3);
+  });
+
   describe('its input-token estimate', () => {
     const tokensOf = (raw: Buffer, scope: string) => {
       const checked = checkRequest(raw, 'messages', 128);
