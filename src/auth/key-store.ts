@@ -3,7 +3,7 @@ import type { RateLimits } from '../limits/limiter.ts';
 import type { KeyRecord, Store } from '../store/store.ts';
 import { compileModelGlobs, type ModelMatcher } from './model-glob.ts';
 
-/** An authenticated caller. The key itself is never kept: only its SHA-256 digest. */
+/** An authenticated caller. The key itself is not in it: the cache keeps only its SHA-256 digest. */
 export interface ApiKey {
   readonly id: number;
   readonly name: string;
@@ -30,7 +30,7 @@ interface LastKey {
   readonly from: ReadonlyMap<string, ApiKey>;
 }
 /** A connection that can carry its last key (a request's socket). */
-export type KeyedConnection = object & { [LAST_KEY]?: LastKey };
+export type KeyedConnection = object & { [LAST_KEY]?: LastKey | undefined };
 
 /** How often the store is asked whether keys changed: changes made elsewhere apply within this. */
 const POLL_MS = 250;
@@ -85,13 +85,15 @@ export class KeyStore {
    * On a connection that presented the same secret since the cache was last loaded, the key found
    * then, without hashing again; compared in constant time, so how fast a wrong key is refused
    * says nothing of how much of it matched (one connection may carry many clients' requests,
-   * behind a proxy).
+   * behind a proxy). Any other answer replaces what the connection remembered, or clears it when
+   * no key matched: a connection does not keep a secret that no longer opens anything.
    */
   known(presented: string, connection?: KeyedConnection): ApiKey | undefined {
     const last = connection?.[LAST_KEY];
     if (last !== undefined && last.from === this.#byDigest && sameSecret(last.presented, presented)) return last.key;
     const key = this.#byDigest.get(this.#digest(presented));
-    if (key !== undefined && connection !== undefined) connection[LAST_KEY] = { presented, key, from: this.#byDigest };
+    // Assigned, never deleted: the sockets keep one shape.
+    if (connection !== undefined && (key !== undefined || last !== undefined)) connection[LAST_KEY] = key === undefined ? undefined : { presented, key, from: this.#byDigest };
     return key;
   }
 
@@ -126,11 +128,15 @@ export class KeyStore {
   }
 }
 
-/** Equal strings, in time that depends on their length only. */
-function sameSecret(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+/**
+ * Whether `presented` is `kept`, in time that depends on the presented key's length only: neither
+ * how much of it matched nor the kept key's length shows (reliability.md §4.1 compares digests
+ * with timingSafeEqual for the same reason; these are strings, which it does not take).
+ */
+function sameSecret(kept: string, presented: string): boolean {
+  let diff = kept.length ^ presented.length;
+  // Past the kept key's end charCodeAt is NaN, which `^` reads as 0: the presented code stays.
+  for (let i = 0; i < presented.length; i++) diff |= kept.charCodeAt(i) ^ presented.charCodeAt(i);
   return diff === 0;
 }
 

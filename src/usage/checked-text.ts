@@ -59,8 +59,6 @@ let limitBytes = 32 * 1024 * 1024;
 let heldBytes = 0;
 /** Elements read from their bytes so far, not found among the remembered (tests). */
 let reads = 0;
-/** Per format and scope, its last requests, newest first; in least recently used order. */
-const scopes = new Map<string, Seen[]>();
 
 /** What an element contributes, from its bytes. */
 type Read = (bytes: Buffer) => RequestText;
@@ -84,24 +82,22 @@ const READERS: Record<CheckedFormat, { readonly system: Read; readonly message: 
   responses: { system: readInstructions, message: readInput },
 };
 
-/**
- * Where a format's and a key's requests are kept in `scopes`: one string per format and key, made
- * once, whose hash V8 keeps. Joined afresh on each call, the key was a new string to flatten and
- * hash twice per request (the check's lookup and the estimate's).
- */
-const SCOPE_KEYS: Record<CheckedFormat, Map<string, string>> = { messages: new Map(), chat: new Map(), responses: new Map() };
-function scopeKey(format: CheckedFormat, scope: string): string {
-  const keys = SCOPE_KEYS[format];
-  let key = keys.get(scope);
-  if (key === undefined) {
-    // Kept for the keys in use only: forgotten with the last key's requests (evict).
-    key = `${format}\u0000${scope}`;
-    keys.set(scope, key);
-  }
-  return key;
+/** A format's and a key's last requests, newest first. */
+interface Scope {
+  readonly format: CheckedFormat;
+  readonly name: string;
+  readonly recent: Seen[];
 }
-/** The scope used last: the newest in `scopes`' order already, so not moved there again. */
-let newest: string | undefined;
+/**
+ * Per format, each key's scope, looked up by the key's own string: no joined key string to build,
+ * flatten and hash twice a request (the check's lookup and the estimate's), as there was.
+ */
+const SCOPES: Record<CheckedFormat, Map<string, Scope>> = { messages: new Map(), chat: new Map(), responses: new Map() };
+/** Every scope, in least recently used order (eviction's). */
+const lru = new Set<Scope>();
+/** The scope used last: last in `lru` already, so not moved there again. */
+let newest: Scope | undefined;
+const NONE: readonly Seen[] = [];
 
 /**
  * The key's last requests in this format, newest first, as the byte-level checks may step over
@@ -109,7 +105,7 @@ let newest: string | undefined;
  * are remembered, in least recently used order, when their estimate is made (checkedRequestText).
  */
 export function recentElements(format: CheckedFormat, scope: string): readonly KnownRequest[] | undefined {
-  return scopes.get(scopeKey(format, scope));
+  return SCOPES[format].get(scope)?.recent;
 }
 
 /** The input text of a checked body: its elements' texts in order, as one request's (tests). */
@@ -152,19 +148,8 @@ export function checkedInputTokens(format: CheckedFormat, raw: BodyBytes, elemen
 
 /** The body's elements (system, each message, tools), each found among the key's recent requests or read. */
 function entriesOf(format: CheckedFormat, raw: BodyBytes, elements: CheckedElements, scope: string, tools: ValueRange | undefined): Entry[] {
-  const scoped = scopeKey(format, scope);
-  let recent = scopes.get(scoped);
-  // Least recently used order: moved last unless it is last already. A key sending one request
-  // after another (an agent's turns) deleted and set its own entry each time, shrinking and
-  // growing the map's table per request.
-  if (recent === undefined) {
-    recent = [];
-    scopes.set(scoped, recent);
-  } else if (scoped !== newest) {
-    scopes.delete(scoped);
-    scopes.set(scoped, recent);
-  }
-  newest = scoped;
+  let found = SCOPES[format].get(scope);
+  const recent = found?.recent ?? NONE;
   const read = READERS[format];
   const system = elements.system && entryOf(raw, elements.system, recent, (seen) => seen.system, read.system);
   const messages = elements.messages.map((range, i) => entryOf(raw, range, recent, (seen) => seen.messages[i], read.message));
@@ -175,11 +160,25 @@ function entriesOf(format: CheckedFormat, raw: BodyBytes, elements: CheckedEleme
   for (const message of messages) entries.push(message);
   if (toolsEntry !== undefined) entries.push(toolsEntry);
   for (const entry of entries) size += entry.bytes.length;
+  // Least recently used order: moved last unless it is last already. A key sending one request
+  // after another (an agent's turns) deleted and set its own entry each time, shrinking and
+  // growing the map's table per request. Made only now, after its elements were read: a read that
+  // throws leaves no empty scope behind.
+  if (found === undefined) {
+    found = { format, name: scope, recent: [] };
+    SCOPES[format].set(scope, found);
+    lru.add(found);
+  } else if (found !== newest) {
+    lru.delete(found);
+    lru.add(found);
+  }
+  newest = found;
   // Newest first, at most RECENT: shifted in place, not by unshift and splice (a runtime call and
   // an array per request).
-  const dropped = recent.length === RECENT ? (recent[RECENT - 1] as Seen) : undefined;
-  for (let i = Math.min(recent.length, RECENT - 1); i > 0; i--) recent[i] = recent[i - 1] as Seen;
-  recent[0] = { system, messages, tools: toolsEntry, size };
+  const kept = found.recent;
+  const dropped = kept.length === RECENT ? (kept[RECENT - 1] as Seen) : undefined;
+  for (let i = Math.min(kept.length, RECENT - 1); i > 0; i--) kept[i] = kept[i - 1] as Seen;
+  kept[0] = { system, messages, tools: toolsEntry, size };
   heldBytes += size - (dropped?.size ?? 0);
   evict();
   return entries;
@@ -199,13 +198,13 @@ function entryOf(raw: BodyBytes, range: ElementRange, recent: readonly Seen[], a
 }
 
 function evict(): void {
-  for (const [name, recent] of scopes) {
+  for (const scope of lru) {
     if (heldBytes <= limitBytes) return;
+    const recent = scope.recent;
     while (recent.length > 0 && heldBytes > limitBytes) heldBytes -= (recent.pop() as Seen).size;
     if (recent.length === 0) {
-      scopes.delete(name);
-      const at = name.indexOf('\u0000');
-      SCOPE_KEYS[name.slice(0, at) as CheckedFormat].delete(name.slice(at + 1));
+      lru.delete(scope);
+      SCOPES[scope.format].delete(scope.name);
     }
   }
 }

@@ -2,8 +2,9 @@ import type { Timers } from './clock.ts';
 
 /**
  * One-shot timers kept in lists by duration, each list watched by one system timer armed for its
- * oldest entry: the upstream timers' (proxy/upstream-timers.ts). Every attempt arms a deadline
- * minutes away and clears it a few milliseconds later. A setTimeout and a clearTimeout for each
+ * oldest entry: the upstream timers' (proxy/upstream-timers.ts) and a stream's first keepalive
+ * (routing/stream-prelude.ts). Every attempt arms a deadline minutes away and clears it a few
+ * milliseconds later, and every stream request a keepalive seconds away. A setTimeout and a clearTimeout for each
  * cost a Messages stream 3.4 µs of the gateway's CPU in a contended A/B (issue #17, twentieth
  * session); here each is a list append and unlink, and the system timer is armed again only when
  * it fires. Node keeps its own timers the same way, a list per duration (lib/internal/timers.js),
@@ -121,5 +122,5 @@ function unlink(entry: Entry): void {
   entry.prev = entry.next = null;
 }
 
-/** The process's lists, for the upstream timers. */
+/** The process's lists, for the upstream timers and the stream prelude's keepalives. */
 export const LISTED_TIMERS: Timers = createTimerLists();

@@ -42,7 +42,8 @@ describe('KeyStore: a connection remembers the key it presented last', () => {
     const connection = {};
     expect(keys.known(ALICE, connection)?.name).to.equal('alice');
     expect(keys.known(ALICE, connection)?.name).to.equal('alice');
-    expect(keys.known(`${ALICE}`.slice(0), connection)?.name).to.equal('alice');
+    // A string of its own, as each request's parsed header is.
+    expect(keys.known(Buffer.from(ALICE).toString(), connection)?.name).to.equal('alice');
     expect(digests()).to.equal(1);
     expect(keys.known(ALICE)?.name).to.equal('alice');
     expect(keys.known(ALICE)?.name).to.equal('alice');
@@ -62,6 +63,10 @@ describe('KeyStore: a connection remembers the key it presented last', () => {
     expect(keys.known(forged, connection)).to.equal(undefined);
     expect(keys.known(ALICE, connection)?.name).to.equal('alice');
     expect(keys.known('', connection)).to.equal(undefined);
+    // Longer and shorter than the remembered key, sharing its characters: neither is it.
+    expect(keys.known(`${ALICE}X`, connection)).to.equal(undefined);
+    expect(keys.known(ALICE, connection)?.name).to.equal('alice');
+    expect(keys.known(ALICE.slice(0, -1), connection)).to.equal(undefined);
   });
 
   it('keeps connections apart', async () => {
@@ -91,5 +96,7 @@ describe('KeyStore: a connection remembers the key it presented last', () => {
     // An unknown key is not remembered: the next request asks again (then the store, by authenticate).
     expect(keys.known(ALICE, connection)).to.equal(undefined);
     expect(digests()).to.equal(4);
+    // Nor is a secret that no longer opens anything kept on the connection.
+    expect(Object.getOwnPropertySymbols(connection).map((symbol) => (connection as Record<symbol, unknown>)[symbol])).to.deep.equal([undefined]);
   });
 });

@@ -44,7 +44,11 @@ describe('StreamPrelude: keepalives before the first upstream byte', () => {
         expect(res.status).to.equal(undefined);
         expect(res.frames).to.deep.equal([]);
         prelude.stop();
+        // Cleared, not left to fire and find the prelude stopped: on the lists, their one system
+        // timer stays armed until it looks again (timer-lists.ts), then goes.
+        if (timers === manual) expect(manual.pending).to.equal(0);
         manual.advance(5_000);
+        expect(manual.pending).to.equal(0);
         expect(res.frames).to.deep.equal([]);
         expect(commits).to.equal(0);
         expect(prelude.committed).to.equal(false);

@@ -56,6 +56,11 @@ export class ManualTimers implements Timers {
     if (typeof handle === 'number') this.#due.delete(handle);
   }
 
+  /** Timers set and neither fired nor cleared. */
+  get pending(): number {
+    return this.#due.size;
+  }
+
   advance(ms: number): void {
     const until = this.#now + ms;
     for (;;) {

@@ -117,8 +117,13 @@ describe("a checked body's input text (issue #17)", () => {
     const systemOf = (known: ReturnType<typeof recentElements>, i: number) => known?.[i]?.system?.bytes.toString();
     const previous = limitCheckedText(0); // forget every other test's keys: only these below are held
     limitCheckedText(previous);
+    expect(checkedTextHeld()).to.equal(0);
+    // Each request's elements as sent: its system prompt, its one message, its tools.
+    const oneRequest = Buffer.byteLength(JSON.stringify(system(1))) + Buffer.byteLength(JSON.stringify(turn1[0])) + Buffer.byteLength('[{"name":"t"}]');
     try {
       for (let i = 1; i <= 5; i++) textOf(body(turn1, system(i)), 'lru-a');
+      // The oldest of the five is no longer counted.
+      expect(checkedTextHeld()).to.equal(4 * oneRequest);
       const a = recentElements('messages', 'lru-a');
       expect(a).to.have.length(4);
       expect([0, 1, 2, 3].map((i) => systemOf(a, i))).to.deep.equal([5, 4, 3, 2].map((i) => JSON.stringify(system(i))));
@@ -133,6 +138,7 @@ describe("a checked body's input text (issue #17)", () => {
       // A bound below one request's size forgets a too.
       limitCheckedText(1);
       expect(recentElements('messages', 'lru-a')).to.equal(undefined);
+      expect(checkedTextHeld()).to.equal(0);
     } finally {
       limitCheckedText(previous);
     }
