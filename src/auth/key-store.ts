@@ -17,10 +17,11 @@ export interface ApiKey {
 /**
  * The key a connection last presented, on the connection itself (its socket), as the passthrough
  * keeps each request's hooks on the request. A keep-alive client sends the same key on every
- * request: hashing it each time cost a Messages stream about 12 µs of the gateway's CPU in a
- * contended A/B (issue #17, twenty-first session; OpenSSL's digest set-up, not the hash, where a
- * warm loop takes 0.7 µs). The secret stays with the connection that sent it, whose own buffers held it,
- * and goes when the connection does; the key cache itself still keeps only digests.
+ * request: hashing it each time cost a Messages stream about 12 µs of the gateway's CPU on Node 20
+ * in a contended A/B (issue #17, twenty-first session), where a warm loop times the call at 0.7 µs;
+ * in a profile, the call's own samples were mostly OpenSSL's set-up for each digest. The secret
+ * stays with the connection that sent it, whose own buffers held it, and goes when the connection
+ * does; the key cache itself still keeps only digests.
  */
 const LAST_KEY = Symbol('junction.lastKey');
 interface LastKey {
