@@ -205,6 +205,8 @@ const settle = (s: FloorState, status: number, input: number, output: number): P
 const dispatch = (ctx: Context): Promise<void> => {
   const s = ctx.state as FloorState;
   ctx.respond = false;
+  // The floor serves two endpoints, told apart by their path once.
+  const stream = STREAM_OF[ctx.path === '/v1/messages' ? 'messages' : 'chat_completions'];
   return new Promise((done) => {
     const timers = STREAMS ? new UpstreamTimers(DEFAULT_TIMEOUTS) : undefined;
     if (timers) (ctx.req as Proxied)[ON_REQUEST] = (proxyReq: ClientRequest): void => timers.watch(proxyReq);
@@ -214,7 +216,7 @@ const dispatch = (ctx: Context): Promise<void> => {
       ctx.res.writeHead(status, { 'content-type': contentType, 'x-request-id': s.id });
       if (timers && status < 300 && contentType.startsWith('text/event-stream')) {
         timers.responded(proxyRes);
-        relayStream(ctx, s, proxyRes, contentType, timers, () => done());
+        relayStream(ctx, s, stream, proxyRes, contentType, timers, () => done());
         return;
       }
       // Usage: the lines (or the body) that say "usage", parsed as they pass.
@@ -240,11 +242,11 @@ const dispatch = (ctx: Context): Promise<void> => {
       });
       proxyRes.pipe(ctx.res);
     };
-    const headers = ctx.path === '/v1/messages'
+    const headers = stream.endpoint === 'messages'
       ? { 'content-type': 'application/json', 'x-api-key': 'sim', 'anthropic-version': '2023-06-01', 'content-length': String(s.raw.length) }
       : { 'content-type': 'application/json', authorization: 'Bearer sim', 'content-length': String(s.raw.length) };
     ctx.req.headers = headers;
-    const target = ctx.path === '/v1/messages' ? `${upstream}/v1/messages` : `${upstream}/v1/chat/completions`;
+    const target = stream.endpoint === 'messages' ? `${upstream}/v1/messages` : `${upstream}/v1/chat/completions`;
     proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => {
       // No answer came (a refused connection, or the first-byte deadline): the client is told, in
       // its own format as Junction tells it, and the hold released, charging nothing. Once an
@@ -252,7 +254,7 @@ const dispatch = (ctx: Context): Promise<void> => {
       if (ctx.res.headersSent) return done();
       const fired = timers?.fired;
       const err = fired ? ERR.upstreamTimeout(PROVIDER, fired.kind, fired.ms) : ERR.upstreamUnreachable(PROVIDER);
-      writeErrorResponse(ctx.res, STREAM_OF[ctx.path === '/v1/messages' ? 'messages' : 'chat_completions'].surface, err, s.id);
+      writeErrorResponse(ctx.res, stream.surface, err, s.id);
       void settle(s, err.status, 0, 0).then(() => done());
     });
   });
@@ -266,9 +268,8 @@ const dispatch = (ctx: Context): Promise<void> => {
  * usage read exactly, a usage key's value as JSON reads it, not by pattern (the usage tap). Still
  * no failover, first-event read, limits, metrics or logs.
  */
-function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, contentType: string, timers: UpstreamTimers, done: () => void): void {
+function relayStream(ctx: Context, s: FloorState, stream: FloorStream, proxyRes: IncomingMessage, contentType: string, timers: UpstreamTimers, done: () => void): void {
   const res = ctx.res;
-  const stream = STREAM_OF[ctx.path === '/v1/messages' ? 'messages' : 'chat_completions'];
   const guard = new SseGuard(stream.format, stream.terminator);
   const tap = usageTapFor(stream.endpoint, contentType);
   // Junction's own in-band error frame, in the client's format (sse/encode.ts).
@@ -308,6 +309,7 @@ function relayStream(ctx: Context, s: FloorState, proxyRes: IncomingMessage, con
 const streamOf = (endpoint: 'messages' | 'chat_completions', surface: Surface) =>
   ({ endpoint, surface, format: FORMAT_OF[endpoint], terminator: terminatorOf(endpoint, undefined) }) as const;
 const STREAM_OF = { messages: streamOf('messages', 'messages'), chat_completions: streamOf('chat_completions', 'chat') };
+type FloorStream = ReturnType<typeof streamOf>;
 /** The upstream's name in the errors the floor reports. */
 const PROVIDER = 'simulator';
 

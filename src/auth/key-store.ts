@@ -94,7 +94,9 @@ export class KeyStore {
     if (last !== undefined && last.from === this.#byDigest && sameSecret(last.presented, presented)) return last.key;
     const key = this.#byDigest.get(this.#digest(presented));
     // Assigned, never deleted: the sockets keep one shape.
-    if (connection !== undefined && (key !== undefined || last !== undefined)) connection[LAST_KEY] = key === undefined ? undefined : { presented, key, from: this.#byDigest };
+    if (connection !== undefined && (key !== undefined || last !== undefined)) {
+      connection[LAST_KEY] = key === undefined ? undefined : { presented, key, from: this.#byDigest };
+    }
     return key;
   }
 

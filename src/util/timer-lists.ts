@@ -4,18 +4,19 @@ import type { Timers } from './clock.ts';
  * One-shot timers kept in lists by duration, each list watched by one system timer armed for its
  * oldest entry: the upstream timers' (proxy/upstream-timers.ts) and a stream's first keepalive
  * (routing/stream-prelude.ts). Every attempt arms a deadline minutes away and clears it a few
- * milliseconds later, and every stream request a keepalive seconds away. A setTimeout and a clearTimeout for each
- * cost a Messages stream 3.4 µs of the gateway's CPU in a contended A/B (issue #17, twentieth
- * session); here each is a list append and unlink, and the system timer is armed again only when
- * it fires. Node keeps its own timers the same way, a list per duration (lib/internal/timers.js),
- * but with an object, an async id and a libuv clock read for each.
+ * milliseconds later, and every stream request a keepalive seconds away. A setTimeout and a
+ * clearTimeout for each cost a Messages stream 3.4 µs of the gateway's CPU in a contended A/B
+ * (issue #17, twentieth session); here each is a list append and unlink, and the system timer is
+ * armed again only when it fires. Node keeps its own timers the same way, a list per duration
+ * (lib/internal/timers.js), but with an object, an async id and a libuv clock read for each.
  *
  * A list holds entries in the order they were set, and with one duration that is the order they
  * fall due, to within the millisecond its durations share: the sweep's slack. Its one system timer
  * is armed for its first entry's time; an entry cleared first leaves it armed, and when it fires
  * early it looks again and arms for the entry now first. It fires only entries set before it
- * fired, as separate timers would. A list with nothing left is dropped when its timer fires. The system timers are unref'd: a deadline never keeps the process alive on its
- * own, as the socket it watches does.
+ * fired, as separate timers would. A list with nothing left is dropped when its timer fires. The
+ * system timers are unref'd: a deadline never keeps the process alive on its own, as the socket it
+ * watches does.
  */
 interface Entry {
   readonly due: number;

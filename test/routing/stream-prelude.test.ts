@@ -34,12 +34,18 @@ const CLOCKS = [
 describe('StreamPrelude: keepalives before the first upstream byte', () => {
   for (const [name, make] of CLOCKS) {
     describe(`on ${name}`, () => {
-      it('sends nothing for the first interval, so a quick failure keeps its HTTP status', () => {
+      /** A prelude started on a fresh clock and response, counting its commits. */
+      const started = (surface: 'messages' | 'chat', intervalMs: number) => {
         const { timers, manual } = make();
         const res = new FakeResponse();
-        let commits = 0;
-        const prelude = new StreamPrelude(asResponse(res), 'messages', 1_000, () => commits++, timers);
+        const counted = { commits: 0 };
+        const prelude = new StreamPrelude(asResponse(res), surface, intervalMs, () => counted.commits++, timers);
         prelude.start();
+        return { timers, manual, res, prelude, counted };
+      };
+
+      it('sends nothing for the first interval, so a quick failure keeps its HTTP status', () => {
+        const { timers, manual, res, prelude, counted } = started('messages', 1_000);
         manual.advance(999);
         expect(res.status).to.equal(undefined);
         expect(res.frames).to.deep.equal([]);
@@ -50,16 +56,12 @@ describe('StreamPrelude: keepalives before the first upstream byte', () => {
         manual.advance(5_000);
         expect(manual.pending).to.equal(0);
         expect(res.frames).to.deep.equal([]);
-        expect(commits).to.equal(0);
+        expect(counted.commits).to.equal(0);
         expect(prelude.committed).to.equal(false);
       });
 
       it('commits to 200 with SSE headers at the first interval, then a frame each interval in the surface format', () => {
-        const { timers, manual } = make();
-        const res = new FakeResponse();
-        let commits = 0;
-        const prelude = new StreamPrelude(asResponse(res), 'chat', 1_000, () => commits++, timers);
-        prelude.start();
+        const { manual, res, prelude, counted } = started('chat', 1_000);
         manual.advance(1_000);
         expect(res.status).to.equal(200);
         expect(res.headers?.['content-type']).to.equal('text/event-stream; charset=utf-8');
@@ -67,31 +69,28 @@ describe('StreamPrelude: keepalives before the first upstream byte', () => {
         manual.advance(2_000);
         expect(res.frames).to.have.length(3);
         expect(prelude.sent).to.equal(3);
-        expect(commits).to.equal(1);
+        expect(counted.commits).to.equal(1);
         prelude.stop();
         manual.advance(10_000);
         expect(prelude.sent).to.equal(3);
       });
 
       it('sends Messages clients a ping event', () => {
-        const { timers, manual } = make();
-        const res = new FakeResponse();
-        const prelude = new StreamPrelude(asResponse(res), 'messages', 500, () => undefined, timers);
-        prelude.start();
+        const { manual, res, prelude } = started('messages', 500);
         manual.advance(500);
         expect(res.frames).to.deep.equal(['event: ping\ndata: {"type":"ping"}\n\n']);
         prelude.stop();
       });
 
       it('stops on a response that ended or was destroyed, and never starts again once stopped', () => {
+        for (const ending of ['destroyed', 'writableEnded'] as const) {
+          const { manual, res } = started('chat', 100);
+          manual.advance(100);
+          res[ending] = true;
+          manual.advance(1_000);
+          expect(res.frames, ending).to.have.length(1);
+        }
         const { timers, manual } = make();
-        const res = new FakeResponse();
-        const prelude = new StreamPrelude(asResponse(res), 'chat', 100, () => undefined, timers);
-        prelude.start();
-        manual.advance(100);
-        res.destroyed = true;
-        manual.advance(1_000);
-        expect(res.frames).to.have.length(1);
         const stopped = new StreamPrelude(asResponse(new FakeResponse()), 'chat', 100, () => undefined, timers);
         stopped.stop();
         stopped.start();
