@@ -8,9 +8,9 @@ import type { GatewayContext, GatewayState } from '../../src/http/state.ts';
 
 /** A request carrying `text` (in these pieces, when given), and the chain's state after the body reader ran. */
 async function read(text: string, check?: 'messages' | 'chat_completions' | 'responses', pieces: readonly string[] = [text]): Promise<GatewayState> {
-  const req = Readable.from(pieces.map((piece) => Buffer.from(piece))) as unknown as GatewayContext['req'];
+  const req = Object.assign(Readable.from(pieces.map((piece) => Buffer.from(piece))), { headers: {} }) as unknown as GatewayContext['req'];
   const state = new RequestState('req_test', 0, 'messages');
-  const ctx = { req, state, get: () => '' } as unknown as GatewayContext;
+  const ctx = { req, state } as unknown as GatewayContext;
   await createBodyReader({ limitBytes: 1 << 20, maxDepth: 128, ...(check ? { check } : {}) })(ctx, async () => undefined);
   return state;
 }

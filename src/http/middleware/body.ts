@@ -42,10 +42,12 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
   const check = options.check;
   const knownFormat = check === undefined ? undefined : knownFormatOf(check);
   return async (ctx, next) => {
-    const encoding = ctx.get('content-encoding').trim().toLowerCase();
+    // Node's headers read directly, as in auth.ts (ctx.get's value, without its keyed load).
+    const headers = ctx.req.headers;
+    const encoding = (headers['content-encoding'] ?? '').trim().toLowerCase();
     const decoder = bodyDecoder(encoding);
     if (decoder === undefined) throw ERR.unsupportedEncoding(encoding, ZSTD_SUPPORTED);
-    const declared = Number(ctx.get('content-length'));
+    const declared = Number(headers['content-length'] ?? '');
     if (declared > options.limitBytes) throw ERR.bodyTooLarge(options.limitBytes);
     // The limit counts the decoded bytes (issue #14): a small compressed body can hold a large one.
     const raw = await readBody(ctx.req, decoder, encoding, options.limitBytes);

@@ -22,9 +22,10 @@ export function createRequestContext(): GatewayMiddleware {
 }
 
 function surfaceOf(ctx: GatewayContext): Surface {
-  if (ctx.path.startsWith('/v1/messages')) return 'messages';
+  const path = ctx.path; // a getter that parses the URL (cached): read once
+  if (path.startsWith('/v1/messages')) return 'messages';
   // OpenAI's endpoints (issue #13: embeddings, images, audio) answer errors in OpenAI's envelope.
-  if (ctx.path.startsWith('/v1/responses')) return 'responses';
-  if (ctx.path.startsWith('/v1/chat/') || ctx.path === '/v1/embeddings' || ctx.path.startsWith('/v1/images/') || ctx.path.startsWith('/v1/audio/')) return 'chat';
+  if (path.startsWith('/v1/responses')) return 'responses';
+  if (path.startsWith('/v1/chat/') || path === '/v1/embeddings' || path.startsWith('/v1/images/') || path.startsWith('/v1/audio/')) return 'chat';
   return ctx.get('anthropic-version') === '' ? 'chat' : 'messages';
 }
