@@ -99,7 +99,11 @@ interface FloorState {
 }
 const PRICE = 3n; // per token, any unit: the arithmetic is what costs
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-const proxy = createProxyServer({ agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, ignorePath: true });
+const proxyOptions = { agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, ignorePath: true };
+const proxy = createProxyServer(proxyOptions);
+// As in Junction's passthrough (issue #17, twenty-second session): on Node 20 each request's copy of
+// extensible options got a map of its own, and every read of it missed its inline cache.
+Object.preventExtensions(proxyOptions);
 proxy.on('error', () => undefined);
 // Each request's own handler rides on the request, as in Junction's passthrough.
 const ON_RESPONSE = Symbol('onResponse');
