@@ -222,7 +222,10 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
       ? addCostToBody(seen.bytes, addCost, seen.usage)
       : // Most answers arrive in one chunk: that Buffer as it is, not a copy.
         addCostToBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), addCost);
-    res.writeHead(status, { ...headers, 'content-length': body.length });
+    // Set on the relay's own headers object, not a copy: on Node 20 `{ ...headers, more }` made a
+    // map per request (issue #17; docs/performance.md).
+    headers['content-length'] = body.length;
+    res.writeHead(status, headers);
     res.end(body);
   });
 }
