@@ -222,8 +222,8 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
       ? addCostToBody(seen.bytes, addCost, seen.usage)
       : // Most answers arrive in one chunk: that Buffer as it is, not a copy.
         addCostToBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), addCost);
-    // Set on the relay's own headers object, not a copy: on Node 20 `{ ...headers, more }` made a
-    // map per request (issue #17; docs/performance.md).
+    // Set on the relay's own headers object (made for this response), not a copy: on Node 20 a
+    // copy given more properties can get a map of its own each time (issue #17; docs/performance.md).
     headers['content-length'] = body.length;
     res.writeHead(status, headers);
     res.end(body);

@@ -24,17 +24,13 @@ export interface ChatDialect {
   readonly pdf: 'file' | 'text';
 }
 
-// Frozen, and not only as a guard: each translated request copies a default with its plugin's
-// dialect over it ({ ...DEFAULT, ...dialect }, dispatch/bridge.ts), and on Node 20's V8 such a copy
-// of an extensible object, given more properties, got a map of its own every time (issue #17;
-// docs/performance.md).
-export const DEFAULT_CHAT_DIALECT: ChatDialect = Object.freeze({
+export const DEFAULT_CHAT_DIALECT: ChatDialect = {
   reasoning: 'reasoning_effort',
   maxTokensField: 'max_completion_tokens',
   topK: false,
   cacheControl: false,
   pdf: 'file',
-});
+};
 
 /** How a Messages upstream is used when Chat clients call it. */
 export interface MessagesDialect {
@@ -42,4 +38,4 @@ export interface MessagesDialect {
   readonly defaultMaxTokens: number;
 }
 
-export const DEFAULT_MESSAGES_DIALECT: MessagesDialect = Object.freeze({ defaultMaxTokens: 4096 });
+export const DEFAULT_MESSAGES_DIALECT: MessagesDialect = { defaultMaxTokens: 4096 };

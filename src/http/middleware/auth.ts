@@ -11,8 +11,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  */
 export function createAuth(keys: KeyStore): GatewayMiddleware {
   return (ctx, next) => {
-    // Read from Node's headers, as ctx.get() does, without its lower-casing: each site's own load
-    // stays monomorphic, where ctx.get's one keyed load sees every header name (issue #17).
+    // Read from Node's headers, as ctx.get() does, without its lower-casing: each read here is a
+    // named load of its own, where ctx.get's one keyed load sees every header name (issue #17).
     const headers = ctx.req.headers;
     const sent = headers['x-api-key']; // a string: Node joins a repeated unknown header with ', '
     const headerKey = (typeof sent === 'string' ? sent : '').trim();
