@@ -30,7 +30,7 @@ import { isoTime } from '../src/util/iso-time.ts';
 import { BodyBytes } from '../src/http/body-bytes.ts';
 import { BodySource } from '../src/proxy/upstream-body.ts';
 import { DEFAULT_TIMEOUTS } from '../src/config/defaults.ts';
-import { FORMAT_OF } from '../src/formats/wire.ts';
+import { FORMAT_OF, PATH_OF } from '../src/formats/wire.ts';
 import { SseGuard } from '../src/proxy/sse-guard.ts';
 import { terminatorOf } from '../src/proxy/sse-terminator.ts';
 import { UpstreamTimers } from '../src/proxy/upstream-timers.ts';
@@ -250,8 +250,7 @@ const dispatch = (ctx: Context): Promise<void> => {
       ? { 'content-type': 'application/json', 'x-api-key': 'sim', 'anthropic-version': '2023-06-01', 'content-length': String(s.raw.length) }
       : { 'content-type': 'application/json', authorization: 'Bearer sim', 'content-length': String(s.raw.length) };
     ctx.req.headers = headers;
-    const target = stream.endpoint === 'messages' ? `${upstream}/v1/messages` : `${upstream}/v1/chat/completions`;
-    proxy.web(ctx.req, ctx.res, { target, buffer: bufferStream(s.raw) }, () => {
+    proxy.web(ctx.req, ctx.res, { target: stream.target, buffer: bufferStream(s.raw) }, () => {
       // No answer came (a refused connection, or the first-byte deadline): the client is told, in
       // its own format as Junction tells it, and the hold released, charging nothing. Once an
       // answer began, its own handlers end it.
@@ -311,7 +310,7 @@ function relayStream(ctx: Context, s: FloorState, stream: FloorStream, proxyRes:
 }
 /** What a stream is relayed with, per endpoint, worked out once (the floor's bodies carry no `n`). */
 const streamOf = (endpoint: 'messages' | 'chat_completions', surface: Surface) =>
-  ({ endpoint, surface, format: FORMAT_OF[endpoint], terminator: terminatorOf(endpoint, undefined) }) as const;
+  ({ endpoint, surface, format: FORMAT_OF[endpoint], terminator: terminatorOf(endpoint, undefined), target: `${upstream}${PATH_OF[endpoint]}` }) as const;
 const STREAM_OF = { messages: streamOf('messages', 'messages'), chat_completions: streamOf('chat_completions', 'chat') };
 type FloorStream = ReturnType<typeof streamOf>;
 /** The upstream's name in the errors the floor reports. */

@@ -205,6 +205,7 @@ function evict(): void {
     if (recent.length === 0) {
       lru.delete(scope);
       SCOPES[scope.format].delete(scope.name);
+      if (scope === newest) newest = undefined;
     }
   }
 }

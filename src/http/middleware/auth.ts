@@ -1,5 +1,6 @@
 import type { ApiKey, KeyStore } from '../../auth/key-store.ts';
 import { ERR } from '../../errors.ts';
+import { headerText } from '../../proxy/headers.ts';
 import type { GatewayContext, GatewayMiddleware } from '../state.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -14,8 +15,7 @@ export function createAuth(keys: KeyStore): GatewayMiddleware {
     // Read from Node's headers, as ctx.get() does, without its lower-casing: each read here is a
     // named load of its own, where ctx.get's one keyed load sees every header name (issue #17).
     const headers = ctx.req.headers;
-    const sent = headers['x-api-key']; // a string: Node joins a repeated unknown header with ', '
-    const headerKey = (typeof sent === 'string' ? sent : '').trim();
+    const headerKey = (headerText(headers['x-api-key']) ?? '').trim();
     const authorization = headers['authorization'] ?? '';
     let bearer = '';
     if (authorization !== '') {
