@@ -6,7 +6,8 @@
 // The arms slow each other, so absolute figures are higher than the bench's: read the difference.
 //
 //   node bench/contended.mjs <scenarios> [rounds=8] [seconds=3] [dirA=.] [dirB=.] [scriptB=bench/junction-server.ts]
-//   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream; comma-separated
+//   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream, and
+//   messages-stream-translated and chat-stream-translated (Junction's arms only); comma-separated
 //   ENV_A / ENV_B: an arm's environment, e.g. ENV_B=JUNCTION_BENCH_METRICS=off
 // dirA and dirB are checkouts (a git worktree of the commit before a change, with node_modules
 // linked). The arm started first measured 7–21 µs dearer in A/A runs: run both orders and average
@@ -15,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pinned, startServer, throughput } from './load.mjs';
-import { NATIVE_REQUESTS, SIM } from './requests.mjs';
+import { SCENARIO_REQUESTS, SIM } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [list = 'chat', roundsArg = '8', secondsArg = '3', dirA = ROOT, dirB = ROOT, scriptB = 'bench/junction-server.ts'] = process.argv.slice(2);
@@ -34,7 +35,7 @@ const mean = (values) => values.reduce((x, y) => x + y, 0) / values.length;
 const stderr = (values) => Math.sqrt(values.reduce((x, y) => x + (y - mean(values)) ** 2, 0) / (values.length - 1) / values.length);
 try {
   for (const id of list.split(',')) {
-    const [route, body, headers] = NATIVE_REQUESTS[id] ?? [];
+    const [route, body, headers] = SCENARIO_REQUESTS[id] ?? [];
     if (!route) throw new Error(`unknown scenario ${id}`);
     const run = (arm, seconds) => throughput(arm.url, route, headers, body, 16, seconds, arm.child.pid);
     await Promise.all([run(a, 4), run(b, 4)]);

@@ -10,7 +10,8 @@
 //   node bench/instructions.mjs <scenarios> [requests=1000] [arms=junction,floor]
 //   an arm: `junction` (bench/junction-server.ts), `floor` (bench/floor-server.ts), or
 //   `<dir>:<script>` for a checkout of another commit (a git worktree with node_modules linked)
-//   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream; comma-separated
+//   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream, and
+//   messages-stream-translated and chat-stream-translated (Junction's arms only); comma-separated
 //   WARMUP (default 15000, at concurrency 8): requests before counting. V8 was still optimising
 //     Junction's code 10,000 requests in (--trace-opt, outside valgrind); counted before that,
 //     TurboFan's own work was half of every arm's instructions
@@ -29,7 +30,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { post, startServer } from './load.mjs';
-import { NATIVE_REQUESTS, SIM } from './requests.mjs';
+import { SCENARIO_REQUESTS, SIM } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [list = 'chat', requestsArg = '1000', armsArg = 'junction,floor'] = process.argv.slice(2);
@@ -62,7 +63,7 @@ async function load(url, [route, body, headers], count, concurrency) {
 
 /** Instructions per request of one arm on one scenario, in a fresh server. */
 async function count(arm, id) {
-  const scenario = NATIVE_REQUESTS[id];
+  const scenario = SCENARIO_REQUESTS[id];
   const [dir, script] = armOf(arm);
   const file = path.join(out, `${id}-${arm.replace(/\W/g, '_')}.out`);
   const server = await startServer(1, 'valgrind', [
@@ -106,7 +107,7 @@ async function count(arm, id) {
 
 try {
   for (const id of list.split(',')) {
-    if (!NATIVE_REQUESTS[id]) throw new Error(`unknown scenario ${id}`);
+    if (!SCENARIO_REQUESTS[id]) throw new Error(`unknown scenario ${id}`);
     const row = [];
     for (const arm of armsArg.split(',')) {
       const { all, main } = await count(arm, id);

@@ -26,14 +26,17 @@ export const small = (model, stream) => Buffer.from(JSON.stringify({ model, max_
 export const smallResponses = (model, stream) => Buffer.from(JSON.stringify({ model, max_output_tokens: 64, stream, input: 'Hi' }));
 
 /**
- * One native request per scenario, as [path, body, headers], for the scripts that load a single
- * scenario by name (contended.mjs, instructions.mjs): `o/` routes to the Chat upstream, `a/` to the
- * Anthropic one, each in the client's own format.
+ * One request per scenario, as [path, body, headers], for the scripts that load a single scenario
+ * by name (contended.mjs, instructions.mjs): `o/` routes to the Chat upstream, `a/` to the
+ * Anthropic one. The plain names are native (the client's own format); `-translated` ones ask in
+ * the other format, so Junction converts both ways (the floor serves native requests only).
  */
-export const NATIVE_REQUESTS = {
+export const SCENARIO_REQUESTS = {
   chat: [PATH.chat, small(`o/${SIM}`, false), HEADERS.chat],
   'chat-stream': [PATH.chat, small(`o/${SIM}`, true), HEADERS.chat],
   'messages-stream': [PATH.messages, small(`a/${SIM}`, true), HEADERS.messages],
   'claude-code': [PATH.messages, claudeCode(`a/${SIM}`, false), HEADERS.messages],
   'claude-code-stream': [PATH.messages, claudeCode(`a/${SIM}`, true), HEADERS.messages],
+  'messages-stream-translated': [PATH.messages, small(`o/${SIM}`, true), HEADERS.messages],
+  'chat-stream-translated': [PATH.chat, small(`a/${SIM}`, true), HEADERS.chat],
 };

@@ -101,7 +101,7 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
       ctx.state.body = formBody(upload.scanner.fields);
     }
     ctx.state.outcome.dispatched = true;
-    result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.cancel.signal));
+    result = await invoke(clientRequestOf(ctx), callContextOf(ctx, log, attempt.cancel));
   } catch (err) {
     if (err instanceof GatewayError) return failed(failureOf(err));
     const refusal = pluginRefusalOf(err);

@@ -38,7 +38,7 @@ export async function serveTranslated(
   const provider = route.provider.config.id;
   const clientFormat = FORMAT_OF[route.endpoint];
   outcome.kind = 'translated';
-  const call = callContextOf(ctx, log, attempt.cancel.signal);
+  const call = callContextOf(ctx, log, attempt.cancel);
   let plan: ReturnType<typeof planTranslation>;
   try {
     plan = planTranslation({
@@ -74,7 +74,7 @@ export async function serveTranslated(
     log,
     reasonOf,
     traceparent: ctx.state.traceparent,
-    aborted: () => attempt.cancel.aborted,
+    cancel: attempt.cancel,
     onResponse: (status, header) => {
       outcome.upstreamStatus = status;
       const upstreamId = upstreamRequestId(header);

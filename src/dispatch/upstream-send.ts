@@ -7,6 +7,7 @@ import type { UpstreamAgents } from '../proxy/agents.ts';
 import { postJson, type UpstreamAnswer } from '../proxy/upstream-client.ts';
 import { errorFromBody, readErrorBody, retryHeaders } from '../proxy/upstream-error.ts';
 import type { UpstreamTimers } from '../proxy/upstream-timers.ts';
+import type { Cancellation } from '../routing/cancellation.ts';
 import { failed, retryAfterMs, statusFailure, type AttemptResult } from '../routing/attempt.ts';
 import { connectionFailure, failureOf } from '../routing/failures.ts';
 import { pluginRefusalOf } from './plugin-refusal.ts';
@@ -27,7 +28,8 @@ export interface SendInput {
   readonly log: Logger;
   /** The error a broken request or body stands for (the client left, a timer fired). */
   reasonOf(err: unknown): GatewayError;
-  readonly aborted: () => boolean;
+  /** The attempt's cancellation: it stops the upstream request when the client leaves or at shutdown. */
+  readonly cancel: Cancellation;
   /** The attempt's trace context, sent upstream (and signed with the rest) when traces are on. */
   readonly traceparent?: string | undefined;
   /** Hears each upstream answer's status and headers. */
@@ -51,16 +53,16 @@ export async function sendTranslated(input: SendInput): Promise<UpstreamAnswer |
     } catch (err) {
       const refused = pluginRefusalOf(err);
       if (refused) return failed(failureOf(refused));
-      if (input.aborted()) return failed(failureOf(input.reasonOf(err)));
+      if (input.cancel.aborted) return failed(failureOf(input.reasonOf(err)));
       // The plugin's message names what failed, never the credential itself.
       log.error({ req_id: call.requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'provider plugin could not prepare the upstream request');
       return failed(failureOf(ERR.upstreamCredentialsUnavailable(provider)));
     }
     let response: UpstreamAnswer;
     try {
-      response = await postJson(input.agents.for(prepared.url, provider), prepared.url, prepared.headers, prepared.body, call.signal, timers);
+      response = await postJson(input.agents.for(prepared.url, provider), prepared.url, prepared.headers, prepared.body, input.cancel, timers);
     } catch (err) {
-      if (input.aborted()) return failed(failureOf(input.reasonOf(err)));
+      if (input.cancel.aborted) return failed(failureOf(input.reasonOf(err)));
       log.warn({ req_id: call.requestId, provider, err: err instanceof Error ? err.message : String(err) }, 'upstream request failed');
       return failed(connectionFailure(provider, timers.fired));
     }

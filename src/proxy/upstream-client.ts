@@ -3,6 +3,11 @@ import https from 'node:https';
 import { headerText } from './headers.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
 
+/** What aborts a request: `onAbort` runs the handler once on abort and returns what removes it. */
+export interface Abortable {
+  onAbort(handler: (reason: Error) => void): () => void;
+}
+
 /** An upstream's answer: status, headers and the body as a stream of bytes. */
 export interface UpstreamAnswer {
   readonly status: number;
@@ -13,15 +18,16 @@ export interface UpstreamAnswer {
 
 /**
  * POSTs JSON to an upstream over the shared keep-alive pools (node:http, as the native path
- * does). The signal aborts the request, before or during the answer; the timers bound each phase
- * (issue #5) and whoever reads `body` calls `timers.touch()` per chunk.
+ * does). `cancel` aborts the request, before or during the answer, as node:http's `signal` option
+ * would, without an AbortSignal per request (on Node 20 each has a map of its own; issue #17). The
+ * timers bound each phase (issue #5) and whoever reads `body` calls `timers.touch()` per chunk.
  */
 export function postJson(
   agent: http.Agent,
   url: URL,
   headers: Readonly<Record<string, string>>,
   body: Buffer,
-  signal: AbortSignal,
+  cancel: Abortable,
   timers: UpstreamTimers,
 ): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
@@ -29,8 +35,9 @@ export function postJson(
       method: 'POST',
       agent,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length, 'accept-encoding': 'identity' },
-      signal,
     });
+    // node:http's `signal` destroys the request on abort; so does this, and the hook goes with it.
+    request.once('close', cancel.onAbort(() => request.destroy()));
     timers.watch(request);
     request.once('error', reject);
     request.once('response', (response) => {
