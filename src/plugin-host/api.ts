@@ -209,7 +209,7 @@ export interface CallContext {
    * given: the client's key must not reach an upstream.
    */
   header(name: string): string | undefined;
-  /** Aborted when the client goes away. */
+  /** Aborted when the client goes away, or when the shutdown grace ends; made when first read. */
   readonly signal: AbortSignal;
   readonly log: PluginLogger;
 }

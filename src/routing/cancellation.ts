@@ -2,7 +2,7 @@
  * A request's cancellation: the client left, or the shutdown grace ended (issue #5). Lighter than
  * an AbortController on the native hot path, which needs only a callback (measured: the
  * controller and its EventTarget listeners cost ~10 µs per request); a real AbortSignal is made
- * only for those who need one (node:http on translated routes, plugins).
+ * only for a plugin that reads one (translated routes abort node:http by hand, issue #17).
  */
 export class Cancellation {
   #reason: Error | undefined;

@@ -6,8 +6,11 @@ import { postJson, type Abortable } from '../../src/proxy/upstream-client.ts';
 import { UpstreamTimers } from '../../src/proxy/upstream-timers.ts';
 import { Cancellation } from '../../src/routing/cancellation.ts';
 import type { Timeouts } from '../../src/config/types.ts';
+import { ManualTimers } from '../support/clock.ts';
 
 const TIMEOUTS: Timeouts = { connectMs: 5000, firstByteMs: 5000, idleMs: 5000, totalMs: null };
+/** Timers on a clock that never moves: only the abort under test can end a request. */
+const stillTimers = (): UpstreamTimers => new UpstreamTimers(TIMEOUTS, new ManualTimers());
 
 /** A cancellation that counts the abort hooks it holds, to show postJson leaves none behind. */
 class CountedCancellation extends Cancellation implements Abortable {
@@ -40,31 +43,36 @@ describe('postJson (translated routes, issue #17: no AbortSignal per request)', 
   after(() => server.close());
 
   it('sends the body and reads the answer, and removes its abort hook once the exchange is over', async () => {
+    const sockets: unknown[] = [];
     handle = (req, res) => {
+      sockets.push(req.socket);
       let got = '';
       req.on('data', (chunk: Buffer) => (got += chunk.toString()));
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' }).end(JSON.stringify({ echo: got, type: req.headers['content-type'] })));
     };
     const cancel = new CountedCancellation();
-    const answer = await postJson(agent, url, { 'x-one': '1' }, Buffer.from('{"a":1}'), cancel, new UpstreamTimers(TIMEOUTS));
+    const answer = await postJson(agent, url, { 'x-one': '1' }, Buffer.from('{"a":1}'), cancel, stillTimers());
     expect(answer.status).to.equal(200);
     expect(answer.header('X-Upstream')).to.equal('yes');
     expect(cancel.hooks, 'held while the body is unread').to.equal(1);
     expect(JSON.parse(await answer.text())).to.deep.equal({ echo: '{"a":1}', type: 'application/json' });
-    if (cancel.hooks !== 0) await once(answer.body, 'close');
+    if (!answer.body.closed) await once(answer.body, 'close');
     expect(cancel.hooks).to.equal(0);
-    // An abort after the exchange touches nothing: the pooled socket stays usable.
+    // An abort after the exchange touches nothing: the next request goes out on the same pooled socket.
     cancel.abort(new Error('late'));
-    const again = await postJson(agent, url, {}, Buffer.from('{}'), new Cancellation(), new UpstreamTimers(TIMEOUTS));
+    const again = await postJson(agent, url, {}, Buffer.from('{}'), new Cancellation(), stillTimers());
     expect(again.status).to.equal(200);
     await again.text();
+    expect(sockets).to.have.length(2);
+    expect(sockets[1]).to.equal(sockets[0]);
   });
 
   it('an abort before the answer rejects and closes the upstream request', async () => {
     const arrived = new Promise<http.IncomingMessage>((resolve) => (handle = (req) => resolve(req)));
     const cancel = new CountedCancellation();
-    const sent = postJson(agent, url, {}, Buffer.from('{}'), cancel, new UpstreamTimers(TIMEOUTS));
+    const sent = postJson(agent, url, {}, Buffer.from('{}'), cancel, stillTimers());
     const upstreamSide = await arrived;
+    expect(cancel.hooks).to.equal(1);
     const closed = once(upstreamSide.socket, 'close');
     cancel.abort(new Error('client left'));
     const outcome = await sent.then(() => 'resolved', (err: unknown) => err);
@@ -81,7 +89,7 @@ describe('postJson (translated routes, issue #17: no AbortSignal per request)', 
       res.write('data: {"n":1}\n\n');
     };
     const cancel = new CountedCancellation();
-    const answer = await postJson(agent, url, {}, Buffer.from('{}'), cancel, new UpstreamTimers(TIMEOUTS));
+    const answer = await postJson(agent, url, {}, Buffer.from('{}'), cancel, stillTimers());
     // The upstream never ends this answer: only the abort can end the read.
     expect(cancel.hooks).to.equal(1);
     const closed = once(upstreamSide!.socket, 'close');
@@ -99,10 +107,10 @@ describe('postJson (translated routes, issue #17: no AbortSignal per request)', 
     };
     const cancel = new CountedCancellation();
     cancel.abort(new Error('gone'));
-    const outcome = await postJson(agent, url, {}, Buffer.from('{}'), cancel, new UpstreamTimers(TIMEOUTS)).then(() => 'resolved', (err: unknown) => err);
+    const outcome = await postJson(agent, url, {}, Buffer.from('{}'), cancel, stillTimers()).then(() => 'resolved', (err: unknown) => err);
     expect(outcome).to.be.instanceOf(Error);
     // A request that did reach the server would be answered before this one.
-    const check = await postJson(agent, url, {}, Buffer.from('{}'), new Cancellation(), new UpstreamTimers(TIMEOUTS));
+    const check = await postJson(agent, url, {}, Buffer.from('{}'), new Cancellation(), stillTimers());
     await check.text();
     expect(requests).to.equal(1);
   });
