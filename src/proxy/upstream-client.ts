@@ -2,11 +2,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { headerText } from './headers.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
-
-/** What aborts a request: `onAbort` runs the handler once on abort and returns what removes it. */
-export interface Abortable {
-  onAbort(handler: (reason: Error) => void): () => void;
-}
+import type { Cancellable } from '../util/clock.ts';
 
 /** An upstream's answer: status, headers and the body as a stream of bytes. */
 export interface UpstreamAnswer {
@@ -27,7 +23,7 @@ export function postJson(
   url: URL,
   headers: Readonly<Record<string, string>>,
   body: Buffer,
-  cancel: Abortable,
+  cancel: Cancellable,
   timers: UpstreamTimers,
 ): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@ export interface Clock {
   sleep(ms: number, cancel?: Cancellable): Promise<void>;
 }
 
-/** What a sleep can be cut short by (routing/cancellation.ts). */
+/** What a sleep or a translated upstream request can be cut short by (routing/cancellation.ts). */
 export interface Cancellable {
   readonly aborted: boolean;
   onAbort(handler: () => void): () => void;

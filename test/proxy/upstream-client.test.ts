@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { postJson, type Abortable } from '../../src/proxy/upstream-client.ts';
+import { postJson } from '../../src/proxy/upstream-client.ts';
 import { UpstreamTimers } from '../../src/proxy/upstream-timers.ts';
 import { Cancellation } from '../../src/routing/cancellation.ts';
 import type { Timeouts } from '../../src/config/types.ts';
@@ -13,7 +13,7 @@ const TIMEOUTS: Timeouts = { connectMs: 5000, firstByteMs: 5000, idleMs: 5000, t
 const stillTimers = (): UpstreamTimers => new UpstreamTimers(TIMEOUTS, new ManualTimers());
 
 /** A cancellation that counts the abort hooks it holds, to show postJson leaves none behind. */
-class CountedCancellation extends Cancellation implements Abortable {
+class CountedCancellation extends Cancellation {
   hooks = 0;
   override onAbort(handler: (reason: Error) => void): () => void {
     this.hooks++;
