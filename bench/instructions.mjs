@@ -20,6 +20,10 @@
 //   KEEP=<dir>: keep the dumps there, for callgrind_annotate
 //   SERVER_NODE_OPTIONS=--perf-basic-prof: the server writes /tmp/perf-<pid>.map, which names the
 //     JIT code that callgrind shows only by address
+//   CACHE_SIM=1: callgrind also simulates the caches (its model of this machine's L1 and last
+//     level) and reports misses per request beside the instructions: where two arms run about the
+//     same instructions and different CPU time, the misses are one thing that can tell them apart
+//     (a model, not the hardware's counters, which these machines do not expose)
 //
 // The server starts under valgrind with instrumentation off (startup and warm-up run about five
 // times slower, not fifty), which `callgrind_control -i on` turns on for the counted requests.
@@ -37,6 +41,7 @@ const [list = 'chat', requestsArg = '1000', armsArg = 'junction,floor'] = proces
 const REQUESTS = Number(requestsArg);
 const WARMUP = Number(process.env.WARMUP ?? 15000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1);
+const CACHE_SIM = process.env.CACHE_SIM === '1';
 if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed (apt-get install valgrind)');
 
 const ARMS = { junction: [ROOT, 'bench/junction-server.ts'], floor: [ROOT, 'bench/floor-server.ts'] };
@@ -68,6 +73,7 @@ async function count(arm, id) {
   const file = path.join(out, `${id}-${arm.replace(/\W/g, '_')}.out`);
   const server = await startServer(1, 'valgrind', [
     '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', '--dump-instr=no', `--callgrind-out-file=${file}`,
+    ...(CACHE_SIM ? ['--cache-sim=yes'] : []),
     // No memory reducer: under valgrind a server runs about fifty times slower and looks idle to
     // V8, which then starts full collections and shrinks the young generation after them (one
     // mark-compact and 56 scavenges per 1,000 76 KB requests, against none and 2.6 at full speed,
@@ -96,13 +102,26 @@ async function count(arm, id) {
   if (dumps.length === 0) throw new Error(`no dump for ${arm}`);
   let all = 0;
   let main = 0;
+  // With CACHE_SIM, each totals line is `Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw` (the events line names them).
+  const misses = { I1: 0, D1: 0, LL: 0 };
   for (const name of dumps) {
-    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(path.join(out, name), 'utf8'));
+    const text = readFileSync(path.join(out, name), 'utf8');
+    const totals = /^(?:summary|totals): ([\d ]+)/m.exec(text);
     if (!totals) throw new Error(`no totals in ${name}`);
-    all += Number(totals[1]);
-    if (name.endsWith('-01')) main += Number(totals[1]);
+    const values = totals[1].trim().split(/\s+/).map(Number);
+    all += values[0];
+    if (name.endsWith('-01')) {
+      main += values[0];
+      if (CACHE_SIM) {
+        const events = (/^events: (.*)$/m.exec(text)?.[1] ?? '').trim().split(/\s+/);
+        const at = (event) => values[events.indexOf(event)] ?? 0;
+        misses.I1 += at('I1mr');
+        misses.D1 += at('D1mr') + at('D1mw');
+        misses.LL += at('ILmr') + at('DLmr') + at('DLmw');
+      }
+    }
   }
-  return { all: all / REQUESTS, main: main / REQUESTS };
+  return { all: all / REQUESTS, main: main / REQUESTS, misses };
 }
 
 try {
@@ -110,8 +129,9 @@ try {
     if (!SCENARIO_REQUESTS[id]) throw new Error(`unknown scenario ${id}`);
     const row = [];
     for (const arm of armsArg.split(',')) {
-      const { all, main } = await count(arm, id);
-      row.push(`${arm} ${(all / 1000).toFixed(0)}k (main thread ${(main / 1000).toFixed(0)}k)`);
+      const { all, main, misses } = await count(arm, id);
+      const simulated = CACHE_SIM ? `; main thread misses a request: I1 ${(misses.I1 / REQUESTS).toFixed(0)}, D1 ${(misses.D1 / REQUESTS).toFixed(0)}, LL ${(misses.LL / REQUESTS).toFixed(0)}` : '';
+      row.push(`${arm} ${(all / 1000).toFixed(0)}k (main thread ${(main / 1000).toFixed(0)}k${simulated})`);
     }
     console.log(`${id}: instructions per request (${REQUESTS} after ${WARMUP}, concurrency ${CONCURRENCY}): ${row.join(', ')}`);
   }

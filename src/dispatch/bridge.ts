@@ -234,7 +234,7 @@ function planFormats(input: PlanInput, upstream: UpstreamCodec, onStop: ((stop: 
     convert: (events, tap) => translateStream(events, upstream.streamDecoder(side, provider), encoder, hooks(tap)),
     ...(eventParser && {
       convertBatches: (batches: AsyncIterable<readonly SseEvent[]>, tap: (event: Json) => void) =>
-        translateBatches(parsedBatches(batches, eventParser(provider, false)), upstream.streamDecoder(side, provider), encoder, hooks(tap)),
+        translateBatches(batches, eventParser(provider, false, true), upstream.streamDecoder(side, provider), encoder, hooks(tap)),
     }),
     ...(input.clientFormat === 'responses' && { responsesStream: encoder as ResponsesStreamEncoder }),
   };

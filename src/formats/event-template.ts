@@ -56,20 +56,39 @@ interface Plan {
 /** A sentinel no upstream text holds: NUL, which JSON.stringify escapes, and the hole's number. */
 const sentinel = (slot: number): string => `\u0000${slot}`;
 
+/** Where a hole's string goes in an event: its container and key. */
+interface Slot {
+  readonly container: Record<string | number, unknown>;
+  readonly key: string | number;
+}
+
 export class EventTemplate {
   /** The template's text between its holes; each hole's piece ends and the next starts with a quote. */
   readonly #pieces: readonly string[];
   readonly #plan: Plan;
   /** The holes' strings of the event being built, reused: build reads them at once. */
   readonly #values: string[];
+  /** For `reuse`: the one event this template refills, and where its holes are. */
+  readonly #event: Json;
+  readonly #slots: readonly Slot[];
 
-  private constructor(pieces: readonly string[], plan: Plan) {
+  private constructor(pieces: readonly string[], plan: Plan, event: Json) {
     this.#pieces = pieces;
     this.#plan = plan;
     this.#values = new Array<string>(pieces.length - 1).fill('');
+    this.#event = event;
+    const slots: Slot[] = [];
+    slotsOf(plan, event, slots);
+    this.#slots = slots;
   }
 
-  /** A template from a parsed event and its text, if the text is its value's own serialization with at least one hole. */
+  /**
+   * A template from a parsed event and its text, if the text is its value's own serialization with
+   * at least one hole. The value is the event that `match` with `reuse` refills: JSON.parse made
+   * it, so a refilled event has the maps parsed ones have, and a decoder's property reads see no
+   * more shapes than parsing alone gives them. Copies made by spreading got maps of their own,
+   * another per stream at times, which turned those reads megamorphic (issue #17, --log-ic).
+   */
   static learn(text: string, value: Json, holes: Holes): EventTemplate | undefined {
     const found: string[] = [];
     const plan = planOf(value, holes, found);
@@ -87,11 +106,17 @@ export class EventTemplate {
     pieces.push(marked.slice(from));
     let rebuilt = pieces[0] ?? '';
     for (let slot = 0; slot < found.length; slot++) rebuilt += JSON.stringify(found[slot]).slice(1, -1) + (pieces[slot + 1] ?? '');
-    return rebuilt === text ? new EventTemplate(pieces, plan) : undefined;
+    return rebuilt === text ? new EventTemplate(pieces, plan, value) : undefined;
   }
 
-  /** The event the text holds, if it is this template with a JSON string in each hole. */
-  match(text: string): Json | undefined {
+  /**
+   * The event the text holds, if it is this template with a JSON string in each hole. `reuse`: the
+   * template's one event, its holes refilled, rather than a new one: for a consumer that is done
+   * with each event before the next is parsed (canonical/stream.ts translateBatches). Building a
+   * new one copied every container, a megamorphic spread and keyed stores: about a tenth of a
+   * translated stream's instructions (issue #17).
+   */
+  match(text: string, reuse = false): Json | undefined {
     const pieces = this.#pieces;
     const first = pieces[0] ?? '';
     if (!holds(text, first, 0)) return undefined;
@@ -120,7 +145,18 @@ export class EventTemplate {
       this.#values[slot - 1] = value;
       at += piece.length;
     }
-    return at === length ? (build(this.#plan, this.#values) as Json) : undefined;
+    if (at !== length) return undefined;
+    return reuse ? this.#refilled() : (build(this.#plan, this.#values) as Json);
+  }
+
+  #refilled(): Json {
+    const values = this.#values;
+    const slots = this.#slots;
+    for (let slot = 0; slot < slots.length; slot++) {
+      const { container, key } = slots[slot] as Slot;
+      container[key] = values[slot];
+    }
+    return this.#event;
   }
 }
 
@@ -144,23 +180,30 @@ function unescaped(token: string): string | undefined {
 const KEPT = 4;
 const LEARNT = 8;
 
-/** One stream's templates: the one that matched last is tried first. */
+/**
+ * One stream's templates: the one that matched last is tried first. `reuse`: each template's
+ * event is refilled at its next match (EventTemplate.match), so an event is valid until the next
+ * is matched.
+ */
 export class EventTemplates {
   readonly #holes: Holes;
+  readonly #reuse: boolean;
   readonly #templates: EventTemplate[] = [];
   #last: EventTemplate | undefined;
   /** Whether the last event was parsed, not built, and had a hole. */
   #pending = false;
   #tries = LEARNT;
 
-  constructor(holes: Holes) {
+  constructor(holes: Holes, reuse = false) {
     this.#holes = holes;
+    this.#reuse = reuse;
   }
 
   match(text: string): Json | undefined {
     const last = this.#last;
+    const reuse = this.#reuse;
     if (last !== undefined) {
-      const value = last.match(text);
+      const value = last.match(text, reuse);
       if (value !== undefined) {
         this.#pending = false;
         return value;
@@ -168,7 +211,7 @@ export class EventTemplates {
     }
     for (const template of this.#templates) {
       if (template === last) continue;
-      const value = template.match(text);
+      const value = template.match(text, reuse);
       if (value === undefined) continue;
       this.#last = template;
       this.#pending = false;
@@ -254,4 +297,16 @@ function build(plan: Plan, values: readonly string[]): Container {
     (copy as Record<string | number, unknown>)[keys[i] ?? ''] = typeof kid === 'number' ? values[kid] : build(kid as Plan, values);
   }
   return copy;
+}
+
+/** Where each hole of the plan is in a value of its shape (the value it was learnt from). */
+function slotsOf(plan: Plan, value: Container, slots: Slot[]): void {
+  const container = value as Record<string | number, unknown>;
+  const { keys, kids } = plan;
+  for (let i = 0; i < keys.length; i++) {
+    const kid = kids[i];
+    const key = keys[i] ?? '';
+    if (typeof kid === 'number') slots[kid] = { container, key };
+    else slotsOf(kid as Plan, container[key] as Container, slots);
+  }
 }

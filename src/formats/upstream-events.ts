@@ -77,6 +77,11 @@ export function parse(event: SseEvent, provider: string, keepText = true): Json 
 export interface EventParser {
   push(event: SseEvent, out: Json[]): boolean;
   end(): void;
+  /**
+   * True when an event it pushed may be the same object as a later one, refilled (a translated
+   * stream's, made with `reuseEvents`): each must be used before the next is pushed.
+   */
+  readonly reusesEvents?: boolean;
 }
 
 /** What every format's parser shares: its provider, and a stream that stops short is cut. */
@@ -86,12 +91,15 @@ abstract class UpstreamEventParser implements EventParser {
   protected readonly keepText: boolean;
   /** A translated stream's: events that repeat an earlier one's text but for the holes are not parsed. */
   readonly #templates: EventTemplates | undefined;
+  readonly reusesEvents: boolean;
 
-  constructor(provider: string, keepText: boolean, holes: Holes) {
+  /** `reuseEvents`: a built event is its template's own, refilled at its next match (EventTemplate.match). */
+  constructor(provider: string, keepText: boolean, holes: Holes, reuseEvents: boolean) {
     this.provider = provider;
     this.keepText = keepText;
     // A stream passed on in its own format is written as its events' own text, which a built event lacks.
-    this.#templates = keepText || holes.byKey.size === 0 ? undefined : new EventTemplates(holes);
+    this.#templates = keepText || holes.byKey.size === 0 ? undefined : new EventTemplates(holes, reuseEvents);
+    this.reusesEvents = this.#templates !== undefined && reuseEvents;
   }
 
   /** An event's data as a JSON object (parse). */
@@ -138,8 +146,8 @@ const NO_HOLES = holesAt([]);
 export class ChatChunkParser extends UpstreamEventParser {
   #finished = false;
 
-  constructor(provider: string, keepText = true) {
-    super(provider, keepText, CHAT_HOLES);
+  constructor(provider: string, keepText = true, reuseEvents = false) {
+    super(provider, keepText, CHAT_HOLES, reuseEvents);
   }
 
   push(event: SseEvent, out: Json[]): boolean {
@@ -162,8 +170,8 @@ export class ChatChunkParser extends UpstreamEventParser {
 
 /** Messages events; complete only with message_stop. `event: error` carries Anthropic's error type. */
 export class MessagesEventParser extends UpstreamEventParser {
-  constructor(provider: string, keepText = true) {
-    super(provider, keepText, MESSAGES_HOLES);
+  constructor(provider: string, keepText = true, reuseEvents = false) {
+    super(provider, keepText, MESSAGES_HOLES, reuseEvents);
   }
 
   push(event: SseEvent, out: Json[]): boolean {
@@ -179,8 +187,8 @@ export class MessagesEventParser extends UpstreamEventParser {
  * is an `error` event or `response.failed` (responses-api.md §4.4).
  */
 export class ResponsesEventParser extends UpstreamEventParser {
-  constructor(provider: string, keepText = true) {
-    super(provider, keepText, NO_HOLES);
+  constructor(provider: string, keepText = true, reuseEvents = false) {
+    super(provider, keepText, NO_HOLES, reuseEvents);
   }
 
   push(event: SseEvent, out: Json[]): boolean {
@@ -217,6 +225,8 @@ export const responsesEventsFromSse = (events: AsyncIterable<SseEvent>, provider
  * stream whose first chunk already had an event is the client's, not the failover loop's.
  */
 export async function* parsedBatches(batches: AsyncIterable<readonly SseEvent[]>, parser: EventParser): AsyncGenerator<Json[]> {
+  // A batch holds several events at once, which a parser that refills one event cannot give.
+  if (parser.reusesEvents === true) throw new TypeError('parsedBatches needs a parser whose events are each their own');
   for await (const batch of batches) {
     const out: Json[] = [];
     let done = false;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CODECS } from '../../src/formats/canonical/codecs.ts';
 import type { Json } from '../../src/formats/convert/json.ts';
 import { EventTemplate, EventTemplates, holesAt, type Holes } from '../../src/formats/event-template.ts';
+import { parsedBatches } from '../../src/formats/upstream-events.ts';
 import type { SseEvent } from '../../src/plugin-host/api.ts';
 
 // A translated stream's events built from a template instead of parsed must be exactly what
@@ -39,6 +40,24 @@ describe('event templates: events built without JSON.parse', () => {
     expect(choices(first)).to.not.equal(choices(second));
     expect(choices(first)[0]).to.not.equal(choices(second)[0]);
     expect(choices(first)[0]?.['delta']).to.not.equal(choices(second)[0]?.['delta']);
+  });
+
+  it('refills one event with reuse, each match what JSON.parse gives, for a consumer done with each before the next', () => {
+    const template = learnt(chunk('Hi', { obfuscation: 'x1' }));
+    const next = random(5);
+    const text = (length: number): string => Array.from({ length }, () => ALPHABET[Math.floor(next() * ALPHABET.length)]).join('');
+    const first = template.match(chunk('a', { obfuscation: 'b' }), true);
+    expect(first).to.deep.equal(JSON.parse(chunk('a', { obfuscation: 'b' })));
+    for (let i = 0; i < 500; i++) {
+      const good = chunk(text(Math.floor(next() * 12)), { obfuscation: text(Math.floor(next() * 4)) });
+      const built = template.match(good, true);
+      expect(built, good).to.equal(first);
+      expect(built, good).to.deep.equal(JSON.parse(good));
+    }
+    // Without reuse, still a new event each time, and the refilled one is left as it was.
+    const own = template.match(chunk('own', { obfuscation: '' }));
+    expect(own).to.not.equal(first);
+    expect(own).to.deep.equal(JSON.parse(chunk('own', { obfuscation: '' })));
   });
 
   it('decodes a hole with escapes, as a tool call\'s arguments have', () => {
@@ -187,6 +206,32 @@ describe('event templates in a translated stream\'s parsers', () => {
       expect(parsed(format, more, false)).to.deep.equal(parsed(format, more, true));
     });
   }
+
+  it('a translated route\'s parser refills its events, which parsedBatches, holding several at once, refuses', async () => {
+    const parser = CODECS.chat.eventParser?.('up', false, true);
+    if (!parser) throw new Error('chat has no event parser');
+    expect(parser.reusesEvents).to.equal(true);
+    expect(CODECS.chat.eventParser?.('up', false)?.reusesEvents).to.equal(false);
+    expect(CODECS.chat.eventParser?.('up', true, true)?.reusesEvents, 'text kept: no templates').to.equal(false);
+    const seen: Json[] = [];
+    for (const text of ['a', 'b', 'c', 'd']) {
+      const out: Json[] = [];
+      parser.push({ event: undefined, data: chunk(text) }, out);
+      expect(out[0]).to.deep.equal(JSON.parse(chunk(text)));
+      seen.push(...out);
+    }
+    expect(seen[3], 'the fourth built from the third\'s template').to.equal(seen[2]);
+    async function* one(): AsyncGenerator<readonly SseEvent[]> {
+      yield [{ event: undefined, data: chunk('e') }];
+    }
+    let refused: unknown;
+    try {
+      for await (const batch of parsedBatches(one(), parser)) expect(batch).to.equal(undefined);
+    } catch (err) {
+      refused = err;
+    }
+    expect(String(refused)).to.match(/each their own/);
+  });
 
   it('still fails on an in-band error and on malformed JSON after templates are learnt', () => {
     const parser = CODECS.chat.eventParser?.('up', false);

@@ -3,6 +3,7 @@ import { finishFromStopReason, type FinishReason } from '../convert/stop-reason.
 import { chatUsageOf } from '../convert/usage.ts';
 import { REASONING_FORMAT } from './chat-answer.ts';
 import type { CanonicalEvent, StreamEncoder } from './stream.ts';
+import { jsonString } from '../json-string.ts';
 import { TemplatedEvent } from '../templated-event.ts';
 
 /**
@@ -191,6 +192,6 @@ export class TextChunk extends TemplatedEvent {
   json(): string {
     const field = this.#field;
     const shape = this.#shape;
-    return `${field === 'content' ? shape.content : shape.refusal}${JSON.stringify(this.choices[0].delta[field] ?? '')}${shape.tail}`;
+    return `${field === 'content' ? shape.content : shape.refusal}${jsonString(this.choices[0].delta[field] ?? '')}${shape.tail}`;
   }
 }

@@ -71,8 +71,9 @@ export interface UpstreamCodec {
   /**
    * The same, an event at a time and synchronously, for a chunk's events in one step (issue #17).
    * `keepText` false: the events are converted, so they need not keep their text (upstream-events.ts parse).
+   * `reuseEvents` too: an event may be refilled as a later one, each used before the next is parsed.
    */
-  eventParser?(provider: string, keepText?: boolean): EventParser;
+  eventParser?(provider: string, keepText?: boolean, reuseEvents?: boolean): EventParser;
   /** Folds the usage a typed event reports into `into`; true when it reported some. */
   applyUsage(into: TokenUsage, event: Json): boolean;
   decodeAnswer(body: Json, side: UpstreamSide): CanonicalAnswer;
@@ -96,7 +97,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames: new ToolNames(), jsonTool } };
     },
     parse: messagesEventsFromSse,
-    eventParser: (provider, keepText) => new MessagesEventParser(provider, keepText),
+    eventParser: (provider, keepText, reuseEvents) => new MessagesEventParser(provider, keepText, reuseEvents),
     applyUsage: applyMessagesEvent,
     decodeAnswer: (body, side) => decodeMessagesAnswer(body, side.jsonTool),
     streamDecoder: (side) => new MessagesStreamDecoder(side.jsonTool),
@@ -110,7 +111,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: chatChunksFromSse,
-    eventParser: (provider, keepText) => new ChatChunkParser(provider, keepText),
+    eventParser: (provider, keepText, reuseEvents) => new ChatChunkParser(provider, keepText, reuseEvents),
     applyUsage: applyChatChunk,
     decodeAnswer: (body, side) => decodeChatAnswer(body, side.toolNames),
     streamDecoder: (side, provider) => new ChatStreamDecoder(side.toolNames, provider),
@@ -124,7 +125,7 @@ export const CODECS: Readonly<Record<WireFormat, FormatCodec>> = {
       return { body, side: { toolNames, jsonTool: null } };
     },
     parse: responsesEventsFromSse,
-    eventParser: (provider, keepText) => new ResponsesEventParser(provider, keepText),
+    eventParser: (provider, keepText, reuseEvents) => new ResponsesEventParser(provider, keepText, reuseEvents),
     applyUsage: applyResponsesEvent,
     decodeAnswer: (body, side) => decodeResponsesAnswer(body, side.toolNames),
     streamDecoder: (side) => new ResponsesStreamDecoder(side.toolNames),

@@ -1,6 +1,7 @@
 import type { Json } from '../convert/json.ts';
 import { messagesUsageOf } from '../convert/usage.ts';
 import type { CanonicalEvent, StreamEncoder } from './stream.ts';
+import { jsonString } from '../json-string.ts';
 import { TemplatedEvent } from '../templated-event.ts';
 
 /**
@@ -102,6 +103,6 @@ export class TextDelta extends TemplatedEvent {
   }
 
   json(): string {
-    return `{"type":"content_block_delta","index":${this.index},"delta":{"type":"text_delta","text":${JSON.stringify(this.delta.text)}}}`;
+    return `{"type":"content_block_delta","index":${this.index},"delta":{"type":"text_delta","text":${jsonString(this.delta.text)}}}`;
   }
 }

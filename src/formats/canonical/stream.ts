@@ -1,4 +1,6 @@
+import type { SseEvent } from '../../plugin-host/api.ts';
 import type { Json } from '../convert/json.ts';
+import type { EventParser } from '../upstream-events.ts';
 import type { CanonicalStop, CanonicalUsage } from './answer.ts';
 
 /**
@@ -84,39 +86,57 @@ export async function* translateStream(inputs: AsyncIterable<Json>, decoder: Str
 }
 
 /**
- * The same, a chunk at a time both ways (issue #17): each chunk's upstream events are converted in
- * one step and the client's events handed on as one batch, so the only async steps are per chunk.
- * Stops exactly where translateStream does: no input after the stop reaches the hooks. A batch is
- * the same array each time, refilled once the consumer asks for the next: use it before then.
+ * The same from upstream SSE, a chunk at a time both ways (issue #17): each chunk's events are
+ * parsed and converted in one step, and the client's events handed on as one batch, so the only
+ * async steps are per chunk. Each event is parsed, tapped and converted before the next is parsed,
+ * so a parser may refill one event object for the next (`reusesEvents`: EventTemplate.match).
+ * Stops exactly where translateStream does: nothing after the upstream's terminator is read, and
+ * nothing after the stop reaches the hooks (events after it are parsed only to find the
+ * terminator, and a fault among them is not the client's). A batch is the same array each time,
+ * refilled once the consumer asks for the next: use it before then.
  * translateStream stays a loop of its own rather than this one over batches of one: that would add
  * an async step per event to the plugin paths that still go event by event.
  */
-export async function* translateBatches(batches: AsyncIterable<readonly Json[]>, decoder: StreamDecoder, encoder: StreamEncoder, hooks: StreamHooks = {}): AsyncGenerator<readonly Json[]> {
+export async function* translateBatches(
+  batches: AsyncIterable<readonly SseEvent[]>,
+  parser: EventParser,
+  decoder: StreamDecoder,
+  encoder: StreamEncoder,
+  hooks: StreamHooks = {},
+): AsyncGenerator<readonly Json[]> {
   const t = new Translation(decoder, encoder, hooks);
   if (t.out.length > 0) yield t.out;
   t.clear();
+  const inputs: Json[] = [];
+  // The upstream's terminator came: its end is complete, and nothing after it is read.
+  let terminated = false;
   try {
     for await (const batch of batches) {
       let failure: { readonly error: unknown } | undefined;
-      for (const input of batch) {
-        if (t.stopped) break;
+      for (const event of batch) {
+        // What an event that then fails had made is dropped (t.cut); what those before it made goes
+        // out first, as event by event (a plugin's decoder throwing on an in-band error after text
+        // in the same chunk).
         const made = t.out.length;
         try {
-          t.push(input);
+          terminated = parser.push(event, inputs);
+          for (let i = 0; i < inputs.length && !t.stopped; i++) t.push(inputs[i] as Json);
         } catch (error) {
           failure = { error };
           t.cut(made);
-          break;
         }
+        inputs.length = 0;
+        if (failure || terminated) break;
       }
-      // What the inputs before a failing one made goes out first, as event by event (a plugin's
-      // decoder throwing on an in-band error after text in the same chunk); nothing of the
-      // failing one does.
       if (t.out.length > 0) yield t.out;
       t.clear();
       if (failure) throw failure.error;
+      if (terminated) break;
     }
+    // A stream that stopped short of its terminator is cut (the parser throws).
+    if (!terminated) parser.end();
   } catch (err) {
+    // A fault after the client's stream ended must not add a second ending to it.
     if (!t.stopped) throw err;
     return;
   }
