@@ -17,6 +17,8 @@ export class SseWriter {
   readonly #keepalive: string | (() => string);
   readonly #keepaliveMs: number;
   #lastWrite = 0;
+  /** The socket's, read once: through the response's and the socket's getters at every frame, it cost more than the check. */
+  readonly #highWaterMark: number;
   #timer: NodeJS.Timeout | undefined;
   /** Frames written this turn, sent as one string when the turn ends. */
   #pending = '';
@@ -29,6 +31,10 @@ export class SseWriter {
     if (this.#pending === '' || this.closed) return;
     const text = this.#pending;
     this.#pending = '';
+    // The time of the write that reaches the socket, not of each frame: one clock read a turn
+    // rather than one an event (issue #17). A frame's flush comes later in the same turn of the
+    // loop; a tick in between (a frame written by another timer) at worst adds a keepalive beside it.
+    this.#lastWrite = performance.now();
     this.#res.write(text);
   };
 
@@ -41,6 +47,7 @@ export class SseWriter {
    */
   constructor(res: ServerResponse, surface: Surface, keepaliveMs: number, onWait?: (waiting: boolean) => void, keepalive?: () => string) {
     this.#res = res;
+    this.#highWaterMark = res.writableHighWaterMark;
     this.#onWait = onWait;
     this.#keepalive = keepalive ?? keepaliveFrame(surface);
     this.#keepaliveMs = keepaliveMs;
@@ -87,12 +94,11 @@ export class SseWriter {
    */
   write(frame: string): Promise<void> | undefined {
     if (this.closed) return undefined;
-    this.#lastWrite = performance.now();
     this.#pending += frame;
     // A producer with no I/O between events (an in-process plugin, one huge upstream chunk) would
     // fill `#pending` without bound in one turn: past the socket's high-water mark it goes now, so
     // the socket's backpressure below applies (review of issue #6).
-    if (this.#pending.length >= this.#res.writableHighWaterMark) this.#flush();
+    if (this.#pending.length >= this.#highWaterMark) this.#flush();
     if (!this.#scheduled && this.#pending !== '') {
       this.#scheduled = true;
       setImmediate(this.#flushTurn);
