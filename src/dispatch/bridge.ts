@@ -148,8 +148,9 @@ function upstreamCodecOf(translator: Translator): UpstreamCodec {
 }
 
 /**
- * Parse upstream SSE, then convert the typed events: two steps, so usage can be read between them
- * (`tap`, called with each upstream event before it is converted: a call, not another async step).
+ * Parse upstream SSE, then convert the typed events, with usage read between the two (`tap`,
+ * called with each upstream event before it is converted: a call, not another async step).
+ * `convertBatches` does both in one step per chunk, an event at a time.
  */
 interface FormatPlan {
   readonly upstreamBody: Json;

@@ -181,9 +181,9 @@ const KEPT = 4;
 const LEARNT = 8;
 
 /**
- * One stream's templates: the one that matched last is tried first. `reuse`: each template's
- * event is refilled at its next match (EventTemplate.match), so an event is valid until the next
- * is matched.
+ * One stream's templates: the one that matched last is tried first. `reuse`: each template
+ * refills one event at its next match (EventTemplate.match), the event it was learnt from, so an
+ * event is valid only until the next event is matched or learnt.
  */
 export class EventTemplates {
   readonly #holes: Holes;

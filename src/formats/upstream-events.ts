@@ -70,9 +70,11 @@ export function parse(event: SseEvent, provider: string, keepText = true): Json 
 /**
  * One format's events, parsed and checked one SSE event at a time, synchronously: `push` adds the
  * typed event to `out` and says whether the stream is complete (its terminator came; anything after
- * it is not read), `end` throws when the upstream stopped before its terminator. A translated
- * stream parses a whole chunk's events in one step (issue #17: an async step per event cost as
- * much as the conversion); the generators below wrap the same parsers.
+ * it is not read), `end` throws when the upstream stopped before its terminator. A stream's
+ * chunk is handled in one step, not an async step per event (issue #17: that cost as much as the
+ * conversion): a translated stream's by canonical/stream.ts translateBatches, which converts each
+ * event before parsing the next; a same-format stream's by parsedBatches below. The generators
+ * below wrap the same parsers.
  */
 export interface EventParser {
   push(event: SseEvent, out: Json[]): boolean;
@@ -93,7 +95,11 @@ abstract class UpstreamEventParser implements EventParser {
   readonly #templates: EventTemplates | undefined;
   readonly reusesEvents: boolean;
 
-  /** `reuseEvents`: a built event is its template's own, refilled at its next match (EventTemplate.match). */
+  /**
+   * `reuseEvents`: a template refills one event at each of its matches, and that event is the one
+   * parsed when the template was learnt (EventTemplate.match), so no event, parsed or built, may be
+   * kept or changed past the next push.
+   */
   constructor(provider: string, keepText: boolean, holes: Holes, reuseEvents: boolean) {
     this.provider = provider;
     this.keepText = keepText;

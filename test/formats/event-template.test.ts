@@ -46,18 +46,20 @@ describe('event templates: events built without JSON.parse', () => {
     const template = learnt(chunk('Hi', { obfuscation: 'x1' }));
     const next = random(5);
     const text = (length: number): string => Array.from({ length }, () => ALPHABET[Math.floor(next() * ALPHABET.length)]).join('');
-    const first = template.match(chunk('a', { obfuscation: 'b' }), true);
-    expect(first).to.deep.equal(JSON.parse(chunk('a', { obfuscation: 'b' })));
+    let last = chunk('a', { obfuscation: 'b' });
+    const first = template.match(last, true);
+    expect(first).to.deep.equal(JSON.parse(last));
     for (let i = 0; i < 500; i++) {
-      const good = chunk(text(Math.floor(next() * 12)), { obfuscation: text(Math.floor(next() * 4)) });
-      const built = template.match(good, true);
-      expect(built, good).to.equal(first);
-      expect(built, good).to.deep.equal(JSON.parse(good));
+      last = chunk(text(Math.floor(next() * 12)), { obfuscation: text(Math.floor(next() * 4)) });
+      const built = template.match(last, true);
+      expect(built, last).to.equal(first);
+      expect(built, last).to.deep.equal(JSON.parse(last));
     }
     // Without reuse, still a new event each time, and the refilled one is left as it was.
     const own = template.match(chunk('own', { obfuscation: '' }));
     expect(own).to.not.equal(first);
     expect(own).to.deep.equal(JSON.parse(chunk('own', { obfuscation: '' })));
+    expect(first).to.deep.equal(JSON.parse(last));
   });
 
   it('decodes a hole with escapes, as a tool call\'s arguments have', () => {

@@ -29,8 +29,17 @@ interface Run {
   error?: string;
 }
 
-/** `reuse`: the parser a translated route uses, whose events built from templates are refilled (event-template.ts). */
-async function run(from: WireFormat, to: WireFormat, body: Buffer, cuts: number[], batched: boolean, reuse = false): Promise<Run> {
+/** The bytes, then a connection that stays open and silent: nothing more is ever read from it. */
+async function* thenSilent(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield* bytes;
+  await new Promise<never>(() => undefined);
+}
+
+/**
+ * `reuse`: the parser a translated route uses, whose events built from templates are refilled
+ * (event-template.ts). `silent`: the upstream keeps its connection open after its last byte.
+ */
+async function run(from: WireFormat, to: WireFormat, body: Buffer, cuts: number[], batched: boolean, reuse = false, silent = false): Promise<Run> {
   const side = { toolNames: new ToolNames(), jsonTool: null };
   const client = { id: 'x', model: 'm', created: 1, request: {}, includeUsage: true, inputTokensEstimate: 3, customTools: new Set<string>(), namespacedTools: new Map() };
   const upstream = CODECS[from];
@@ -38,9 +47,10 @@ async function run(from: WireFormat, to: WireFormat, body: Buffer, cuts: number[
   const hooks = { input: () => void inputs++ };
   const parser = reuse ? upstream.eventParser?.('up', false, true) : upstream.eventParser?.('up');
   if (!parser) throw new Error('no event parser');
+  const bytes = silent ? thenSilent(pieces(body, cuts)) : pieces(body, cuts);
   const stream: AsyncIterable<Json | readonly Json[]> = batched
-    ? translateBatches(decodeSseBatches(pieces(body, cuts), (e) => e as Error), parser, upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks)
-    : translateStream(upstream.parse(decodeSse(pieces(body, cuts), (e) => e as Error), 'up'), upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks);
+    ? translateBatches(decodeSseBatches(bytes, (e) => e as Error), parser, upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks)
+    : translateStream(upstream.parse(decodeSse(bytes, (e) => e as Error), 'up'), upstream.streamDecoder(side, 'up'), CODECS[to].streamEncoder(client), hooks);
   const events: Json[] = [];
   try {
     // Batches are reused: each is read before the next is asked for.
@@ -112,5 +122,38 @@ describe('translated streams a chunk at a time (issue #17)', () => {
     const single = await run('messages', 'chat', cut, [], false);
     expect(batched).to.deep.equal(single);
     expect(batched.error).to.be.a('string');
+    expect(await run('messages', 'chat', cut, [], true, true), 'with events refilled').to.deep.equal(single);
+    const long = longChatStream().toString();
+    const cutChat = Buffer.from(long.slice(0, long.indexOf('"finish_reason":"stop"')));
+    const chatSingle = await run('chat', 'messages', cutChat, [], false);
+    expect(chatSingle.error).to.be.a('string');
+    expect(await run('chat', 'messages', cutChat, [], true, true), 'a Chat stream cut after built events').to.deep.equal(chatSingle);
+  });
+
+  it('ends at the terminator when the upstream keeps its connection open after it', async () => {
+    for (const [from, to, body] of [['chat', 'messages', longChatStream()], ['messages', 'chat', fixture('anthropic/text.sse')]] as const) {
+      const whole = await run(from, to, body, [], false);
+      for (const reuse of [false, true]) expect(await run(from, to, body, [], true, reuse, true), `${from}, reuse ${reuse}`).to.deep.equal(whole);
+      expect(await run(from, to, body, [], false, false, true), `${from}, event by event`).to.deep.equal(whole);
+    }
+  });
+
+  it('fails where the event-by-event path fails after events built from templates: an in-band error, malformed JSON', async () => {
+    const long = longChatStream().toString();
+    const at = long.indexOf('data: ', long.length / 2);
+    const faults = [
+      `data: {"error":{"message":"boom","type":"server_error"}}\n\n`,
+      // Shaped like the text deltas before it, with an escape JSON.parse refuses.
+      `data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"a\\qb"},"logprobs":null,"finish_reason":null}],"obfuscation":""}\n\n`,
+    ];
+    for (const fault of faults) {
+      const body = Buffer.from(long.slice(0, at) + fault + long.slice(at));
+      const single = await run('chat', 'messages', body, [], false);
+      expect(single.error, fault).to.be.a('string');
+      expect(single.inputs, 'events before the fault').to.be.greaterThan(10);
+      for (const cuts of [[], [at - 7, at + 9], [at + fault.length - 3]]) {
+        expect(await run('chat', 'messages', body, cuts, true, true), `${fault} cut at ${cuts.join(',')}`).to.deep.equal(single);
+      }
+    }
   });
 });
