@@ -62,34 +62,40 @@ interface Slot {
   readonly key: string | number;
 }
 
+/** A template that refills one event: the event, and where its holes are. */
+interface Refilled {
+  readonly event: Json;
+  readonly slots: readonly Slot[];
+}
+
 export class EventTemplate {
   /** The template's text between its holes; each hole's piece ends and the next starts with a quote. */
   readonly #pieces: readonly string[];
   readonly #plan: Plan;
   /** The holes' strings of the event being built, reused: build reads them at once. */
   readonly #values: string[];
-  /** For `reuse`: the one event this template refills, and where its holes are. */
-  readonly #event: Json;
-  readonly #slots: readonly Slot[];
+  /** With `reuse`, the one event this template refills; without, each match builds a new one. */
+  readonly #refilled: Refilled | undefined;
 
-  private constructor(pieces: readonly string[], plan: Plan, event: Json) {
+  private constructor(pieces: readonly string[], plan: Plan, refilled: Refilled | undefined) {
     this.#pieces = pieces;
     this.#plan = plan;
     this.#values = new Array<string>(pieces.length - 1).fill('');
-    this.#event = event;
-    const slots: Slot[] = [];
-    slotsOf(plan, event, slots);
-    this.#slots = slots;
+    this.#refilled = refilled;
   }
 
   /**
    * A template from a parsed event and its text, if the text is its value's own serialization with
-   * at least one hole. The value is the event that `match` with `reuse` refills: JSON.parse made
-   * it, so a refilled event has the maps parsed ones have, and a decoder's property reads see no
-   * more shapes than parsing alone gives them. Copies made by spreading got maps of their own,
-   * another per stream at times, which turned those reads megamorphic (issue #17, --log-ic).
+   * at least one hole. `reuse`: each match refills that value and returns it, rather than building
+   * a new event, for a consumer that is done with each event before the next is parsed
+   * (canonical/stream.ts translateBatches). Building one copied every container, a megamorphic
+   * spread and keyed stores: about a tenth of a translated stream's instructions (issue #17). The
+   * value refilled is the one JSON.parse made, so a refilled event has the maps parsed ones have,
+   * and a decoder's property reads see no more shapes than parsing alone gives them. Copies made by
+   * spreading got maps of their own, another per stream at times, which turned those reads
+   * megamorphic (issue #17, --log-ic).
    */
-  static learn(text: string, value: Json, holes: Holes): EventTemplate | undefined {
+  static learn(text: string, value: Json, holes: Holes, reuse = false): EventTemplate | undefined {
     const found: string[] = [];
     const plan = planOf(value, holes, found);
     if (found.length === 0) return undefined;
@@ -106,17 +112,15 @@ export class EventTemplate {
     pieces.push(marked.slice(from));
     let rebuilt = pieces[0] ?? '';
     for (let slot = 0; slot < found.length; slot++) rebuilt += JSON.stringify(found[slot]).slice(1, -1) + (pieces[slot + 1] ?? '');
-    return rebuilt === text ? new EventTemplate(pieces, plan, value) : undefined;
+    if (rebuilt !== text) return undefined;
+    if (!reuse) return new EventTemplate(pieces, plan, undefined);
+    const slots: Slot[] = [];
+    slotsOf(plan, value, slots);
+    return new EventTemplate(pieces, plan, { event: value, slots });
   }
 
-  /**
-   * The event the text holds, if it is this template with a JSON string in each hole. `reuse`: the
-   * template's one event, its holes refilled, rather than a new one: for a consumer that is done
-   * with each event before the next is parsed (canonical/stream.ts translateBatches). Building a
-   * new one copied every container, a megamorphic spread and keyed stores: about a tenth of a
-   * translated stream's instructions (issue #17).
-   */
-  match(text: string, reuse = false): Json | undefined {
+  /** The event the text holds, if it is this template with a JSON string in each hole (learn: `reuse`). */
+  match(text: string): Json | undefined {
     const pieces = this.#pieces;
     const first = pieces[0] ?? '';
     if (!holds(text, first, 0)) return undefined;
@@ -146,17 +150,8 @@ export class EventTemplate {
       at += piece.length;
     }
     if (at !== length) return undefined;
-    return reuse ? this.#refilled() : (build(this.#plan, this.#values) as Json);
-  }
-
-  #refilled(): Json {
-    const values = this.#values;
-    const slots = this.#slots;
-    for (let slot = 0; slot < slots.length; slot++) {
-      const { container, key } = slots[slot] as Slot;
-      container[key] = values[slot];
-    }
-    return this.#event;
+    const refilled = this.#refilled;
+    return refilled === undefined ? (build(this.#plan, this.#values) as Json) : refill(refilled, this.#values);
   }
 }
 
@@ -201,9 +196,8 @@ export class EventTemplates {
 
   match(text: string): Json | undefined {
     const last = this.#last;
-    const reuse = this.#reuse;
     if (last !== undefined) {
-      const value = last.match(text, reuse);
+      const value = last.match(text);
       if (value !== undefined) {
         this.#pending = false;
         return value;
@@ -211,7 +205,7 @@ export class EventTemplates {
     }
     for (const template of this.#templates) {
       if (template === last) continue;
-      const value = template.match(text, reuse);
+      const value = template.match(text);
       if (value === undefined) continue;
       this.#last = template;
       this.#pending = false;
@@ -237,7 +231,7 @@ export class EventTemplates {
     }
     this.#pending = false;
     this.#tries--;
-    const template = EventTemplate.learn(text, value, this.#holes);
+    const template = EventTemplate.learn(text, value, this.#holes, this.#reuse);
     if (template === undefined) return;
     if (this.#templates.length === KEPT) this.#templates.shift();
     this.#templates.push(template);
@@ -297,6 +291,15 @@ function build(plan: Plan, values: readonly string[]): Container {
     (copy as Record<string | number, unknown>)[keys[i] ?? ''] = typeof kid === 'number' ? values[kid] : build(kid as Plan, values);
   }
   return copy;
+}
+
+/** The template's event with this match's strings in its holes. */
+function refill({ event, slots }: Refilled, values: readonly string[]): Json {
+  for (let slot = 0; slot < slots.length; slot++) {
+    const { container, key } = slots[slot] as Slot;
+    container[key] = values[slot];
+  }
+  return event;
 }
 
 /** Where each hole of the plan is in a value of its shape (the value it was learnt from). */

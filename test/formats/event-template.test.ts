@@ -12,8 +12,8 @@ const chunk = (content: string, extra: Json = {}): string =>
   JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], ...extra });
 const CONTENT = holesAt([['choices', 0, 'delta', 'content'], ['obfuscation']]);
 
-function learnt(text: string, holes: Holes = CONTENT): EventTemplate {
-  const template = EventTemplate.learn(text, JSON.parse(text) as Json, holes);
+function learnt(text: string, holes: Holes = CONTENT, reuse = false, value = JSON.parse(text) as Json): EventTemplate {
+  const template = EventTemplate.learn(text, value, holes, reuse);
   if (!template) throw new Error(`not learnt: ${text}`);
   return template;
 }
@@ -43,20 +43,22 @@ describe('event templates: events built without JSON.parse', () => {
   });
 
   it('refills one event with reuse, each match what JSON.parse gives, for a consumer done with each before the next', () => {
-    const template = learnt(chunk('Hi', { obfuscation: 'x1' }));
+    const parsed = JSON.parse(chunk('Hi', { obfuscation: 'x1' })) as Json;
+    const template = learnt(chunk('Hi', { obfuscation: 'x1' }), CONTENT, true, parsed);
     const next = random(5);
     const text = (length: number): string => Array.from({ length }, () => ALPHABET[Math.floor(next() * ALPHABET.length)]).join('');
     let last = chunk('a', { obfuscation: 'b' });
-    const first = template.match(last, true);
+    const first = template.match(last);
+    expect(first, 'the event it was learnt from').to.equal(parsed);
     expect(first).to.deep.equal(JSON.parse(last));
     for (let i = 0; i < 500; i++) {
       last = chunk(text(Math.floor(next() * 12)), { obfuscation: text(Math.floor(next() * 4)) });
-      const built = template.match(last, true);
+      const built = template.match(last);
       expect(built, last).to.equal(first);
       expect(built, last).to.deep.equal(JSON.parse(last));
     }
-    // Without reuse, still a new event each time, and the refilled one is left as it was.
-    const own = template.match(chunk('own', { obfuscation: '' }));
+    // A template learnt without reuse builds a new event each time, and leaves the refilled one alone.
+    const own = learnt(chunk('Hi', { obfuscation: 'x1' })).match(chunk('own', { obfuscation: '' }));
     expect(own).to.not.equal(first);
     expect(own).to.deep.equal(JSON.parse(chunk('own', { obfuscation: '' })));
     expect(first).to.deep.equal(JSON.parse(last));
