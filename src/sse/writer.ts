@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Surface } from '../errors.ts';
+import { SYSTEM_TIMERS, type Timers } from '../util/clock.ts';
 import { keepaliveFrame, SSE_HEADERS } from './encode.ts';
 
 /**
@@ -10,7 +11,9 @@ import { keepaliveFrame, SSE_HEADERS } from './encode.ts';
  *
  * A stream that falls silent (a translated upstream thinking, whose pings conversion drops) gets
  * a keepalive after `keepaliveMs`, so idle intermediaries do not cut it (issue #5). The timer is
- * one per stream, re-armed lazily: a write only records the time.
+ * one per stream, re-armed lazily: a write only records the time. While the socket waits to drain,
+ * the timer looks again a whole interval later: a client that reads nothing is not idle, and
+ * looking every millisecond spun the timer for as long as the client stalled (issue #17 review).
  */
 export class SseWriter {
   readonly #res: ServerResponse;
@@ -19,7 +22,8 @@ export class SseWriter {
   #lastWrite = 0;
   /** The socket's, read once: through the response's and the socket's getters at every frame, it cost more than the check. */
   readonly #highWaterMark: number;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timers: Timers;
+  #timer: unknown;
   /** Frames written this turn, sent as one string when the turn ends. */
   #pending = '';
   #scheduled = false;
@@ -34,7 +38,7 @@ export class SseWriter {
     // The time of the write that reaches the socket, not of each frame: one clock read a turn
     // rather than one an event (issue #17). A frame's flush comes later in the same turn of the
     // loop; a tick in between (a frame written by another timer) at worst adds a keepalive beside it.
-    this.#lastWrite = performance.now();
+    this.#lastWrite = this.#timers.now();
     this.#res.write(text);
   };
 
@@ -43,10 +47,12 @@ export class SseWriter {
   /**
    * `onWait` hears when a write starts and stops waiting on a slow client (the upstream idle timer
    * pauses). `keepalive` makes the frame when the format's keepalive is an event of the stream (a
-   * Responses stream's, which carries a sequence number).
+   * Responses stream's, which carries a sequence number). `timers`: the system's, but for unit
+   * tests that drive time by hand.
    */
-  constructor(res: ServerResponse, surface: Surface, keepaliveMs: number, onWait?: (waiting: boolean) => void, keepalive?: () => string) {
+  constructor(res: ServerResponse, surface: Surface, keepaliveMs: number, onWait?: (waiting: boolean) => void, keepalive?: () => string, timers: Timers = SYSTEM_TIMERS) {
     this.#res = res;
+    this.#timers = timers;
     this.#highWaterMark = res.writableHighWaterMark;
     this.#onWait = onWait;
     this.#keepalive = keepalive ?? keepaliveFrame(surface);
@@ -55,14 +61,19 @@ export class SseWriter {
 
   readonly #tick = (): void => {
     if (this.closed) return;
-    const idle = performance.now() - this.#lastWrite;
     // A socket waiting to drain is not idle, and a keepalive behind it would only queue: none then,
-    // so a keepalive made now never overtakes events made before it.
-    if (idle >= this.#keepaliveMs - 1 && !this.#res.writableNeedDrain) {
+    // so a keepalive made now never overtakes events made before it. Looked at again a whole
+    // interval on: the rest of an interval already over is nothing, which re-armed every 1 ms.
+    if (this.#res.writableNeedDrain) {
+      this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs);
+      return;
+    }
+    const idle = this.#timers.now() - this.#lastWrite;
+    if (idle >= this.#keepaliveMs - 1) {
       void this.write(typeof this.#keepalive === 'string' ? this.#keepalive : this.#keepalive());
-      this.#timer = setTimeout(this.#tick, this.#keepaliveMs);
+      this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs);
     } else {
-      this.#timer = setTimeout(this.#tick, this.#keepaliveMs - idle);
+      this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs - idle);
     }
   };
 
@@ -78,9 +89,9 @@ export class SseWriter {
    */
   start(): void {
     if (!this.#res.headersSent) this.#res.writeHead(200, SSE_HEADERS);
-    this.#lastWrite = performance.now();
-    this.#timer = setTimeout(this.#tick, this.#keepaliveMs);
-    this.#res.once('close', () => clearTimeout(this.#timer));
+    this.#lastWrite = this.#timers.now();
+    this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs);
+    this.#res.once('close', () => this.#timers.clear(this.#timer));
   }
 
   /**
@@ -114,7 +125,7 @@ export class SseWriter {
   }
 
   end(frame?: string): void {
-    clearTimeout(this.#timer);
+    this.#timers.clear(this.#timer);
     if (this.closed) return;
     const text = this.#pending + (frame ?? '');
     this.#pending = '';

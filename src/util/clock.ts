@@ -49,3 +49,13 @@ export interface Timers {
   set(fire: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
+
+/**
+ * The system's own timers, ref'd, for a timer whose duration varies from one arming to the next
+ * (sse/writer.ts re-arms for the rest of an interval): timer lists group timers by duration.
+ */
+export const SYSTEM_TIMERS: Timers = {
+  now: () => performance.now(),
+  set: (fire, ms) => setTimeout(fire, ms),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};

@@ -1,7 +1,44 @@
 import { expect } from 'chai';
-import http from 'node:http';
+import { EventEmitter } from 'node:events';
+import http, { type ServerResponse } from 'node:http';
 import net from 'node:net';
+import { keepaliveFrame } from '../../src/sse/encode.ts';
 import { SseWriter } from '../../src/sse/writer.ts';
+import { ManualTimers } from '../support/clock.ts';
+
+/** Hand-driven timers that count how often they were armed. */
+class CountingTimers extends ManualTimers {
+  sets = 0;
+  override set(fire: () => void, ms: number): unknown {
+    this.sets++;
+    return super.set(fire, ms);
+  }
+}
+
+/** A response as the writer sees it: what it wrote, and a socket buffer that is full on demand. */
+class FakeResponse extends EventEmitter {
+  readonly written: string[] = [];
+  headersSent = false;
+  destroyed = false;
+  writableEnded = false;
+  writableNeedDrain = false;
+  readonly writableHighWaterMark = 16_384;
+  writeHead(): this {
+    this.headersSent = true;
+    return this;
+  }
+  write(text: string): boolean {
+    this.written.push(text);
+    return !this.writableNeedDrain;
+  }
+  end(): this {
+    this.writableEnded = true;
+    this.emit('close');
+    return this;
+  }
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('SSE writer', () => {
   // Frames of one turn are joined and sent at its end (issue #6); a producer that needs no I/O
@@ -48,5 +85,62 @@ describe('SSE writer', () => {
     expect(res.headers.get('content-type')).to.equal('text/event-stream; charset=utf-8');
     expect(text).to.equal('event: a\ndata: {"type":"a"}\n\nevent: b\ndata: {"type":"b"}\n\nevent: c\ndata: {"type":"c"}\n\n');
     expect(results).to.deep.equal([undefined, undefined]);
+  });
+
+  describe('keepalives (issue #5), on hand-driven timers', () => {
+    const KEEPALIVE_MS = 1_000;
+    const KEEPALIVE = keepaliveFrame('messages');
+    let timers: CountingTimers;
+    let res: FakeResponse;
+    let writer: SseWriter;
+    beforeEach(() => {
+      timers = new CountingTimers();
+      res = new FakeResponse();
+      writer = new SseWriter(res as unknown as ServerResponse, 'messages', KEEPALIVE_MS, undefined, undefined, timers);
+      writer.start();
+    });
+
+    it('sends one after an interval of silence, counted from the last write', async () => {
+      timers.advance(600);
+      await writer.write('event: a\ndata: {}\n\n');
+      await turn();
+      timers.advance(KEEPALIVE_MS - 1);
+      await turn();
+      expect(res.written).to.deep.equal(['event: a\ndata: {}\n\n']);
+      timers.advance(1);
+      await turn();
+      expect(res.written).to.deep.equal(['event: a\ndata: {}\n\n', KEEPALIVE]);
+      timers.advance(KEEPALIVE_MS);
+      await turn();
+      expect(res.written).to.have.length(3);
+    });
+
+    // The review of issue #17's twenty-fourth session: past an interval of silence with the socket
+    // full, the timer was re-armed for the rest of an interval already over, every millisecond,
+    // for as long as the client read nothing.
+    it('while the client reads nothing, sends none and looks again an interval later, not every millisecond', async () => {
+      res.writableNeedDrain = true;
+      timers.advance(10 * KEEPALIVE_MS);
+      await turn();
+      expect(res.written).to.deep.equal([]);
+      expect(timers.sets).to.be.at.most(11);
+      expect(timers.pending).to.equal(1);
+      // Once it drains, the silence gets its keepalive within an interval.
+      res.writableNeedDrain = false;
+      timers.advance(KEEPALIVE_MS);
+      await turn();
+      expect(res.written).to.deep.equal([KEEPALIVE]);
+    });
+
+    it('stops when the stream ends or the client leaves', () => {
+      writer.end();
+      expect(timers.pending).to.equal(0);
+      const other = new FakeResponse();
+      new SseWriter(other as unknown as ServerResponse, 'messages', KEEPALIVE_MS, undefined, undefined, timers).start();
+      expect(timers.pending).to.equal(1);
+      other.destroyed = true;
+      other.emit('close');
+      expect(timers.pending).to.equal(0);
+    });
   });
 });
