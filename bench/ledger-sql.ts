@@ -1,0 +1,109 @@
+// The ledger's SQL per request, by schema, in instructions (issue #17, twenty-fifth session).
+// Junction's main thread ran 16–18k instructions a request more than the floor's inside SQLite and
+// better-sqlite3 (bench/instructions.mjs, with KEEP), with as many statements and commits each.
+// This runs one request's hold and settlement (two transactions, as at concurrency 1) on each
+// schema under callgrind, at two request counts, and reports the difference per request: what the
+// rows' width costs, with startup and compilation taken out.
+//
+//   node --import ./bin/register.mjs bench/ledger-sql.ts            the table (about 5 minutes)
+//   node --import ./bin/register.mjs bench/ledger-sql.ts <arm> <n>   one arm, n requests (what callgrind runs)
+//
+// Arms: `junction` (its migrations and statements, foreign keys on, as sqlite-store.ts runs them);
+// `floor` (bench/floor-server.ts's tables and statements); `floor+keys` and `floor+ledger` (the floor
+// with Junction's keys table, or with its ledger table and every ledger column bound).
+import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
+import { isoTime } from '../src/util/iso-time.ts';
+
+const ARMS = ['junction', 'floor', 'floor+keys', 'floor+ledger'] as const;
+type Arm = (typeof ARMS)[number];
+type Request = (id: string) => void;
+
+/** The floor's own tables, beside Junction's, under names of their own (floor-server.ts). */
+const FLOOR_TABLES = `
+  CREATE TABLE f_keys (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, balance INTEGER, held INTEGER NOT NULL DEFAULT 0, spent INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0);
+  CREATE TABLE f_holds (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_at TEXT NOT NULL);
+  CREATE TABLE f_ledger (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, model TEXT, input_tokens INTEGER, output_tokens INTEGER,
+    cost INTEGER NOT NULL, charged INTEGER NOT NULL, status INTEGER NOT NULL, started_at TEXT NOT NULL, duration_ms REAL);
+  CREATE INDEX f_ledger_by_key_time ON f_ledger (key_id, started_at);
+  CREATE INDEX f_ledger_by_time ON f_ledger (started_at);
+  INSERT INTO f_keys (sha256, balance) VALUES ('x', 1000000000000000);
+`;
+// sqlite-store.ts's statements, word for word.
+const JUNCTION_HOLD = 'INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+const JUNCTION_CHARGE = 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?';
+const JUNCTION_ROW = `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
+  cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
+  started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+function open(arm: Arm, file: string): Request {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.defaultSafeIntegers(true);
+  for (const migration of MIGRATIONS) db.exec(migration.sql);
+  db.exec(FLOOR_TABLES);
+  db.prepare(`INSERT INTO keys (name, sha256, prefix, source, balance, created_at, updated_at) VALUES ('k', 'x', 'p', 'store', ?, 't', 't')`).run(10n ** 15n);
+  if (arm === 'junction') db.pragma('foreign_keys = ON');
+  const keys = arm === 'junction' || arm === 'floor+keys' ? 'keys' : 'f_keys';
+  const junctionRow = arm === 'junction' || arm === 'floor+ledger';
+  const q = (sql: string): Database.Statement => db.prepare(sql);
+  const take = q(`UPDATE ${keys} SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)`);
+  const hold = arm === 'junction' ? q(JUNCTION_HOLD) : q('INSERT INTO f_holds VALUES (?, ?, ?, ?)');
+  const release = q(`DELETE FROM ${arm === 'junction' ? 'holds' : 'f_holds'} WHERE request_id = ? RETURNING amount`);
+  const read = q(`SELECT balance, held FROM ${keys} WHERE id = ?`);
+  const charge = keys === 'keys' ? q(JUNCTION_CHARGE) : q('UPDATE f_keys SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?');
+  const row = junctionRow ? q(JUNCTION_ROW) : q('INSERT INTO f_ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const reserve = db.transaction((id: string) => {
+    take.run(300n, 1n, 300n);
+    if (arm === 'junction') hold.run(id, 1n, 300n, 100n, 'claude-sonnet-4', 'anthropic', 'instance-0123456789', isoTime(Date.now()));
+    else hold.run(id, 1n, 300n, isoTime(Date.now()));
+  });
+  const settle = db.transaction((id: string) => {
+    release.get(id);
+    read.get(1n);
+    charge.run(300n, 30n, 30n, 1n);
+    const started = isoTime(Date.now());
+    if (junctionRow) row.run(id, 1n, 'chat_completions', 'claude-sonnet-4', 'anthropic', 'claude-sonnet-4-20250514', 'default', 10, 20, 0, 0, 0, 30n, 30n, 0n, 200, 'ok', 0, started, 0.5, 1.5, 0, 0, 0, 0, 0, 0, 0);
+    else row.run(id, 1n, 'claude-sonnet-4', 10, 20, 30n, 30n, 200, started, 1.5);
+  });
+  return (id) => {
+    reserve(id);
+    settle(id);
+  };
+}
+
+const [armArg, countArg] = process.argv.slice(2);
+if (armArg !== undefined) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sql-'));
+  const request = open(armArg as Arm, path.join(dir, 'ledger.db'));
+  for (let i = 0; i < Number(countArg); i++) request(`req_${i.toString(36)}_0123456789abcdef`);
+  rmSync(dir, { recursive: true, force: true });
+} else {
+  if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed (apt-get install valgrind)');
+  const script = fileURLToPath(import.meta.url);
+  const root = path.resolve(path.dirname(script), '..');
+  const out = mkdtempSync(path.join(tmpdir(), 'ledger-sql-cg-'));
+  /** Instructions run inside better-sqlite3's addon (SQLite included) for `count` requests. */
+  const inAddon = (arm: Arm, count: number): number => {
+    const file = path.join(out, `${arm}-${count}.out`);
+    const run = spawnSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${file}`, process.execPath, '--import', './bin/register.mjs', script, arm, String(count)], { cwd: root, encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`${arm}: ${run.stderr.slice(-2000)}`);
+    const annotated = spawnSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    let sum = 0;
+    for (const line of annotated.stdout.split('\n')) if (line.includes('better_sqlite3.node]')) sum += Number(line.trim().split(' ')[0]?.replaceAll(',', ''));
+    return sum;
+  };
+  const [few, many] = [1000, 3000];
+  const rows: [Arm, number][] = ARMS.map((arm) => [arm, (inAddon(arm, many) - inAddon(arm, few)) / (many - few)]);
+  const floor = rows.find(([arm]) => arm === 'floor')?.[1] ?? 0;
+  console.log('| schema | instructions a request in SQLite and better-sqlite3 | above the floor |\n|---|---|---|');
+  for (const [arm, perRequest] of rows) console.log(`| ${arm} | ${Math.round(perRequest)} | ${Math.round(perRequest - floor)} |`);
+  rmSync(out, { recursive: true, force: true });
+}
