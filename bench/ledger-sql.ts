@@ -8,9 +8,13 @@
 //   node --import ./bin/register.mjs bench/ledger-sql.ts            the table (about 5 minutes)
 //   node --import ./bin/register.mjs bench/ledger-sql.ts <arm> <n>   one arm, n requests (what callgrind runs)
 //
-// Arms: `junction` (its migrations and statements, foreign keys on, as sqlite-store.ts runs them);
-// `floor` (bench/floor-server.ts's tables and statements); `floor+keys` and `floor+ledger` (the floor
-// with Junction's keys table, or with its ledger table and every ledger column bound).
+// Arms: `junction` (its migrations and statements, foreign keys on, as sqlite-store.ts runs them),
+// and the same with foreign keys off (`junction-no-fk`) or the seven media columns left to their
+// defaults (`junction-media-defaults`); `floor` (bench/floor-server.ts's tables and statements);
+// `floor+keys` and `floor+ledger` (the floor's statements on Junction's keys table, or with its
+// ledger table and every ledger column bound).
+// Counted: instructions inside better-sqlite3's addon, SQLite included; what they call in libc
+// (memcpy, malloc) is not, so wider rows cost somewhat more than the table says.
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
 import { isoTime } from '../src/util/iso-time.ts';
 
-const ARMS = ['junction', 'floor', 'floor+keys', 'floor+ledger'] as const;
+const ARMS = ['junction', 'junction-no-fk', 'junction-media-defaults', 'floor', 'floor+keys', 'floor+ledger'] as const;
 type Arm = (typeof ARMS)[number];
 type Request = (id: string) => void;
 
@@ -37,10 +41,14 @@ const FLOOR_TABLES = `
 // sqlite-store.ts's statements, word for word.
 const JUNCTION_HOLD = 'INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 const JUNCTION_CHARGE = 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?';
-const JUNCTION_ROW = `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
+const LEDGER_COLUMNS = `request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
   cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
-  started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  started_at, first_byte_ms, duration_ms`;
+const MEDIA_COLUMNS = 'input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms';
+const JUNCTION_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}, ${MEDIA_COLUMNS}) VALUES (${Array(28).fill('?').join(', ')})`;
+/** The same row with its media columns left to their defaults, 0. */
+const JUNCTION_ROW_NO_MEDIA = `INSERT INTO ledger (${LEDGER_COLUMNS}) VALUES (${Array(21).fill('?').join(', ')})`;
+const FLOOR_CHARGE = 'UPDATE {keys} SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?';
 
 function open(arm: Arm, file: string): Request {
   const db = new Database(file);
@@ -50,19 +58,22 @@ function open(arm: Arm, file: string): Request {
   for (const migration of MIGRATIONS) db.exec(migration.sql);
   db.exec(FLOOR_TABLES);
   db.prepare(`INSERT INTO keys (name, sha256, prefix, source, balance, created_at, updated_at) VALUES ('k', 'x', 'p', 'store', ?, 't', 't')`).run(10n ** 15n);
-  if (arm === 'junction') db.pragma('foreign_keys = ON');
-  const keys = arm === 'junction' || arm === 'floor+keys' ? 'keys' : 'f_keys';
-  const junctionRow = arm === 'junction' || arm === 'floor+ledger';
+  const junction = arm.startsWith('junction');
+  if (arm === 'junction' || arm === 'junction-media-defaults') db.pragma('foreign_keys = ON');
+  const keys = junction || arm === 'floor+keys' ? 'keys' : 'f_keys';
+  const junctionRow = junction || arm === 'floor+ledger';
+  const media = arm !== 'junction-media-defaults';
   const q = (sql: string): Database.Statement => db.prepare(sql);
   const take = q(`UPDATE ${keys} SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)`);
-  const hold = arm === 'junction' ? q(JUNCTION_HOLD) : q('INSERT INTO f_holds VALUES (?, ?, ?, ?)');
-  const release = q(`DELETE FROM ${arm === 'junction' ? 'holds' : 'f_holds'} WHERE request_id = ? RETURNING amount`);
+  const hold = junction ? q(JUNCTION_HOLD) : q('INSERT INTO f_holds VALUES (?, ?, ?, ?)');
+  const release = q(`DELETE FROM ${junction ? 'holds' : 'f_holds'} WHERE request_id = ? RETURNING amount`);
   const read = q(`SELECT balance, held FROM ${keys} WHERE id = ?`);
-  const charge = keys === 'keys' ? q(JUNCTION_CHARGE) : q('UPDATE f_keys SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?');
-  const row = junctionRow ? q(JUNCTION_ROW) : q('INSERT INTO f_ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  // The floor's own charge on either keys table: `floor+keys` differs from the floor by the table alone.
+  const charge = junction ? q(JUNCTION_CHARGE) : q(FLOOR_CHARGE.replace('{keys}', keys));
+  const row = q(junctionRow ? (media ? JUNCTION_ROW : JUNCTION_ROW_NO_MEDIA) : 'INSERT INTO f_ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   const reserve = db.transaction((id: string) => {
     take.run(300n, 1n, 300n);
-    if (arm === 'junction') hold.run(id, 1n, 300n, 100n, 'claude-sonnet-4', 'anthropic', 'instance-0123456789', isoTime(Date.now()));
+    if (junction) hold.run(id, 1n, 300n, 100n, 'claude-sonnet-4', 'anthropic', 'instance-0123456789', isoTime(Date.now()));
     else hold.run(id, 1n, 300n, isoTime(Date.now()));
   });
   const settle = db.transaction((id: string) => {
@@ -70,7 +81,9 @@ function open(arm: Arm, file: string): Request {
     read.get(1n);
     charge.run(300n, 30n, 30n, 1n);
     const started = isoTime(Date.now());
-    if (junctionRow) row.run(id, 1n, 'chat_completions', 'claude-sonnet-4', 'anthropic', 'claude-sonnet-4-20250514', 'default', 10, 20, 0, 0, 0, 30n, 30n, 0n, 200, 'ok', 0, started, 0.5, 1.5, 0, 0, 0, 0, 0, 0, 0);
+    const columns = [id, 1n, 'chat_completions', 'claude-sonnet-4', 'anthropic', 'claude-sonnet-4-20250514', 'default', 10, 20, 0, 0, 0, 30n, 30n, 0n, 200, 'ok', 0, started, 0.5, 1.5];
+    if (junctionRow && media) row.run(...columns, 0, 0, 0, 0, 0, 0, 0);
+    else if (junctionRow) row.run(...columns);
     else row.run(id, 1n, 'claude-sonnet-4', 10, 20, 30n, 30n, 200, started, 1.5);
   });
   return (id) => {
@@ -80,9 +93,11 @@ function open(arm: Arm, file: string): Request {
 }
 
 const [armArg, countArg] = process.argv.slice(2);
+const isArm = (name: string): name is Arm => (ARMS as readonly string[]).includes(name);
 if (armArg !== undefined) {
+  if (!isArm(armArg)) throw new Error(`unknown arm "${armArg}": one of ${ARMS.join(', ')}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sql-'));
-  const request = open(armArg as Arm, path.join(dir, 'ledger.db'));
+  const request = open(armArg, path.join(dir, 'ledger.db'));
   for (let i = 0; i < Number(countArg); i++) request(`req_${i.toString(36)}_0123456789abcdef`);
   rmSync(dir, { recursive: true, force: true });
 } else {

@@ -38,11 +38,12 @@ export const SYSTEM_CLOCK: Clock = {
 };
 
 /**
- * One-shot timers and the time they run on: the upstream timeouts' (proxy/upstream-timers.ts) and
- * the stream prelude's keepalives (routing/stream-prelude.ts).
- * In the gateway, the system's, kept in lists by duration (util/timer-lists.ts), where they race
- * real sockets; unit tests drive them by hand, so that "80 ms of silence" is exact whatever else
- * the machine is doing (issue #12).
+ * One-shot timers and the time they run on: the upstream timeouts' (proxy/upstream-timers.ts), the
+ * stream prelude's keepalives (routing/stream-prelude.ts) and a stream's later keepalives
+ * (sse/writer.ts). In the gateway, the system's: kept in lists by duration (util/timer-lists.ts)
+ * for the first two, whose durations are fixed, and SYSTEM_TIMERS below for the writer's, whose
+ * vary. They race real sockets; unit tests drive them by hand, so that "80 ms of silence" is exact
+ * whatever else the machine is doing (issue #12).
  */
 export interface Timers {
   now(): number;

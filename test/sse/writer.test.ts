@@ -31,9 +31,11 @@ class FakeResponse extends EventEmitter {
     this.written.push(text);
     return !this.writableNeedDrain;
   }
-  end(): this {
+  end(text?: string): this {
+    if (text !== undefined) this.written.push(text);
     this.writableEnded = true;
-    this.emit('close');
+    // As a real response does, 'close' comes on a later turn, not inside end().
+    setImmediate(() => this.emit('close'));
     return this;
   }
 }
@@ -133,8 +135,10 @@ describe('SSE writer', () => {
     });
 
     it('stops when the stream ends or the client leaves', () => {
-      writer.end();
+      // end() clears its own timer: the response's 'close' comes later.
+      writer.end('event: message_stop\ndata: {}\n\n');
       expect(timers.pending).to.equal(0);
+      expect(res.written).to.deep.equal(['event: message_stop\ndata: {}\n\n']);
       const other = new FakeResponse();
       new SseWriter(other as unknown as ServerResponse, 'messages', KEEPALIVE_MS, undefined, undefined, timers).start();
       expect(timers.pending).to.equal(1);
