@@ -38,6 +38,7 @@ import { usageTapFor } from '../src/usage/tap.ts';
 import { ERR, type Surface } from '../src/errors.ts';
 import { writeErrorResponse } from '../src/http/write-error.ts';
 import { streamErrorFrame } from '../src/sse/encode.ts';
+import { floorStatements, floorTables } from './floor-ledger.ts';
 
 const upstream = process.argv[2] ?? '';
 const BENCH_KEY = 'sk-jct-bench-0123456789abcdef'; // junction-server.ts's
@@ -46,25 +47,14 @@ const db = new Database(path.join(dir, 'ledger.db'));
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.defaultSafeIntegers(true);
-db.exec(`
-  CREATE TABLE keys (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, balance INTEGER, held INTEGER NOT NULL DEFAULT 0, spent INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0);
-  CREATE TABLE holds (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_at TEXT NOT NULL);
-  CREATE TABLE ledger (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, model TEXT, input_tokens INTEGER, output_tokens INTEGER,
-    cost INTEGER NOT NULL, charged INTEGER NOT NULL, status INTEGER NOT NULL, started_at TEXT NOT NULL, duration_ms REAL);
-  CREATE INDEX ledger_by_key_time ON ledger (key_id, started_at);
-  CREATE INDEX ledger_by_time ON ledger (started_at);
-`);
+db.exec(floorTables());
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
 db.prepare('INSERT INTO keys (sha256, balance) VALUES (?, ?)').run(sha(BENCH_KEY), 10n ** 18n);
 const keyIds = new Map<string, bigint>([[sha(BENCH_KEY), 1n]]);
 
-const reserveSql = [db.prepare('UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)'), db.prepare('INSERT INTO holds VALUES (?, ?, ?, ?)')] as const;
-const settleSql = [
-  db.prepare('DELETE FROM holds WHERE request_id = ? RETURNING amount'),
-  db.prepare('SELECT balance, held FROM keys WHERE id = ?'),
-  db.prepare('UPDATE keys SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?'),
-  db.prepare('INSERT INTO ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-] as const;
+const sql = floorStatements();
+const reserveSql = [db.prepare(sql.take), db.prepare(sql.hold)] as const;
+const settleSql = [db.prepare(sql.release), db.prepare(sql.read), db.prepare(sql.charge), db.prepare(sql.row)] as const;
 
 // Group commit: the writes of one event-loop turn share a transaction, as Junction's do.
 let queue: { run: () => boolean; done: (ok: boolean) => void }[] = [];

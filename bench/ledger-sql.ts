@@ -23,21 +23,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
 import { isoTime } from '../src/util/iso-time.ts';
+import { floorStatements, floorTables } from './floor-ledger.ts';
 
 const ARMS = ['junction', 'junction-no-fk', 'junction-media-defaults', 'floor', 'floor+keys', 'floor+ledger'] as const;
 type Arm = (typeof ARMS)[number];
 type Request = (id: string) => void;
 
-/** The floor's own tables, beside Junction's, under names of their own (floor-server.ts). */
-const FLOOR_TABLES = `
-  CREATE TABLE f_keys (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, balance INTEGER, held INTEGER NOT NULL DEFAULT 0, spent INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0);
-  CREATE TABLE f_holds (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_at TEXT NOT NULL);
-  CREATE TABLE f_ledger (request_id TEXT PRIMARY KEY, key_id INTEGER NOT NULL, model TEXT, input_tokens INTEGER, output_tokens INTEGER,
-    cost INTEGER NOT NULL, charged INTEGER NOT NULL, status INTEGER NOT NULL, started_at TEXT NOT NULL, duration_ms REAL);
-  CREATE INDEX f_ledger_by_key_time ON f_ledger (key_id, started_at);
-  CREATE INDEX f_ledger_by_time ON f_ledger (started_at);
-  INSERT INTO f_keys (sha256, balance) VALUES ('x', 1000000000000000);
-`;
 // sqlite-store.ts's statements, word for word.
 const JUNCTION_HOLD = 'INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 const JUNCTION_CHARGE = 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?';
@@ -48,7 +39,6 @@ const MEDIA_COLUMNS = 'input_image_tokens, output_image_tokens, images, characte
 const JUNCTION_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}, ${MEDIA_COLUMNS}) VALUES (${Array(28).fill('?').join(', ')})`;
 /** The same row with its media columns left to their defaults, 0. */
 const JUNCTION_ROW_NO_MEDIA = `INSERT INTO ledger (${LEDGER_COLUMNS}) VALUES (${Array(21).fill('?').join(', ')})`;
-const FLOOR_CHARGE = 'UPDATE {keys} SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?';
 
 function open(arm: Arm, file: string): Request {
   const db = new Database(file);
@@ -56,7 +46,9 @@ function open(arm: Arm, file: string): Request {
   db.pragma('synchronous = NORMAL');
   db.defaultSafeIntegers(true);
   for (const migration of MIGRATIONS) db.exec(migration.sql);
-  db.exec(FLOOR_TABLES);
+  // The floor's own tables, beside Junction's, under names of their own.
+  db.exec(floorTables('f_'));
+  db.exec("INSERT INTO f_keys (sha256, balance) VALUES ('x', 1000000000000000)");
   db.prepare(`INSERT INTO keys (name, sha256, prefix, source, balance, created_at, updated_at) VALUES ('k', 'x', 'p', 'store', ?, 't', 't')`).run(10n ** 15n);
   const junction = arm.startsWith('junction');
   if (arm === 'junction' || arm === 'junction-media-defaults') db.pragma('foreign_keys = ON');
@@ -64,13 +56,15 @@ function open(arm: Arm, file: string): Request {
   const junctionRow = junction || arm === 'floor+ledger';
   const media = arm !== 'junction-media-defaults';
   const q = (sql: string): Database.Statement => db.prepare(sql);
-  const take = q(`UPDATE ${keys} SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)`);
-  const hold = junction ? q(JUNCTION_HOLD) : q('INSERT INTO f_holds VALUES (?, ?, ?, ?)');
-  const release = q(`DELETE FROM ${junction ? 'holds' : 'f_holds'} WHERE request_id = ? RETURNING amount`);
-  const read = q(`SELECT balance, held FROM ${keys} WHERE id = ?`);
-  // The floor's own charge on either keys table: `floor+keys` differs from the floor by the table alone.
-  const charge = junction ? q(JUNCTION_CHARGE) : q(FLOOR_CHARGE.replace('{keys}', keys));
-  const row = q(junctionRow ? (media ? JUNCTION_ROW : JUNCTION_ROW_NO_MEDIA) : 'INSERT INTO f_ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  // The floor's own statements, on either keys table: `floor+keys` differs from the floor by the
+  // table alone. Junction takes a hold, releases it and reads the key with the same words, on its own tables.
+  const sql = junction ? floorStatements() : floorStatements('f_', keys);
+  const take = q(sql.take);
+  const hold = q(junction ? JUNCTION_HOLD : sql.hold);
+  const release = q(sql.release);
+  const read = q(sql.read);
+  const charge = q(junction ? JUNCTION_CHARGE : sql.charge);
+  const row = q(junctionRow ? (media ? JUNCTION_ROW : JUNCTION_ROW_NO_MEDIA) : sql.row);
   const reserve = db.transaction((id: string) => {
     take.run(300n, 1n, 300n);
     if (junction) hold.run(id, 1n, 300n, 100n, 'claude-sonnet-4', 'anthropic', 'instance-0123456789', isoTime(Date.now()));

@@ -64,17 +64,13 @@ export class SseWriter {
     // A socket waiting to drain is not idle, and a keepalive behind it would only queue: none then,
     // so a keepalive made now never overtakes events made before it. Looked at again a whole
     // interval on: the rest of an interval already over is nothing, which re-armed every 1 ms.
-    if (this.#res.writableNeedDrain) {
-      this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs);
-      return;
+    let next = this.#keepaliveMs;
+    if (!this.#res.writableNeedDrain) {
+      const idle = this.#timers.now() - this.#lastWrite;
+      if (idle >= this.#keepaliveMs - 1) void this.write(typeof this.#keepalive === 'string' ? this.#keepalive : this.#keepalive());
+      else next = this.#keepaliveMs - idle;
     }
-    const idle = this.#timers.now() - this.#lastWrite;
-    if (idle >= this.#keepaliveMs - 1) {
-      void this.write(typeof this.#keepalive === 'string' ? this.#keepalive : this.#keepalive());
-      this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs);
-    } else {
-      this.#timer = this.#timers.set(this.#tick, this.#keepaliveMs - idle);
-    }
+    this.#timer = this.#timers.set(this.#tick, next);
   };
 
   /** True once the client has gone away or the stream was ended. */

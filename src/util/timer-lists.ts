@@ -1,4 +1,4 @@
-import type { Timers } from './clock.ts';
+import { SYSTEM_TIMERS, type Timers } from './clock.ts';
 
 /**
  * One-shot timers kept in lists by duration, each list watched by one system timer armed for its
@@ -41,11 +41,7 @@ interface List {
 }
 
 /** The system's timers, unref'd: what the lists run on outside tests. */
-const UNREF_SYSTEM_TIMERS: Timers = {
-  now: () => performance.now(),
-  set: (fire, ms) => setTimeout(fire, ms).unref(),
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
-};
+const UNREF_SYSTEM_TIMERS: Timers = { ...SYSTEM_TIMERS, set: (fire, ms) => setTimeout(fire, ms).unref() };
 
 export interface TimerLists extends Timers {
   /** Lists held, empty ones included until their timer fires (tests). */
