@@ -1,8 +1,7 @@
 // The floor's ledger (issue #17): its tables and statements, used by the floor itself
 // (floor-server.ts) and by bench/ledger-sql.ts, which counts them beside Junction's. Same
 // statements and indexes as Junction's ledger, on the narrower rows a floor needs. `prefix` names
-// the tables apart when they sit beside Junction's in one file; `keys` is the keys table the
-// statements run on (ledger-sql.ts runs them on Junction's as well).
+// the tables apart when they sit beside Junction's in one file.
 
 export const floorTables = (prefix = ''): string => `
   CREATE TABLE ${prefix}keys (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, balance INTEGER, held INTEGER NOT NULL DEFAULT 0, spent INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0);
@@ -14,11 +13,11 @@ export const floorTables = (prefix = ''): string => `
 `;
 
 /** A hold is taken and written; a settlement releases it, reads the key, charges it and writes the row. */
-export const floorStatements = (prefix = '', keys = `${prefix}keys`) => ({
-  take: `UPDATE ${keys} SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)`,
+export const floorStatements = (prefix = '') => ({
+  take: `UPDATE ${prefix}keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)`,
   hold: `INSERT INTO ${prefix}holds VALUES (?, ?, ?, ?)`,
   release: `DELETE FROM ${prefix}holds WHERE request_id = ? RETURNING amount`,
-  read: `SELECT balance, held FROM ${keys} WHERE id = ?`,
-  charge: `UPDATE ${keys} SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?`,
+  read: `SELECT balance, held FROM ${prefix}keys WHERE id = ?`,
+  charge: `UPDATE ${prefix}keys SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?`,
   row: `INSERT INTO ${prefix}ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 });

@@ -10,9 +10,10 @@
 //
 // Arms: `junction` (its migrations and statements, foreign keys on, as sqlite-store.ts runs them),
 // and the same with foreign keys off (`junction-no-fk`) or the seven media columns left to their
-// defaults (`junction-media-defaults`); `floor` (bench/floor-server.ts's tables and statements);
-// `floor+keys` and `floor+ledger` (the floor's statements on Junction's keys table, or with its
-// ledger table and every ledger column bound).
+// defaults (`junction-media-defaults`); `junction-v8` (the schema before migration 9, the counters
+// on the keys row itself, as the twenty-fifth session measured it); `floor` (bench/floor-server.ts's
+// tables and statements); `floor+ledger` (the floor's with Junction's ledger table and every
+// ledger column bound).
 // Counted: instructions inside better-sqlite3's addon, SQLite included; what they call in libc
 // (memcpy, malloc) is not, so wider rows cost somewhat more than the table says.
 import Database from 'better-sqlite3';
@@ -25,13 +26,21 @@ import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
 import { isoTime } from '../src/util/iso-time.ts';
 import { floorStatements, floorTables } from './floor-ledger.ts';
 
-const ARMS = ['junction', 'junction-no-fk', 'junction-media-defaults', 'floor', 'floor+keys', 'floor+ledger'] as const;
+const ARMS = ['junction', 'junction-no-fk', 'junction-media-defaults', 'junction-v8', 'floor', 'floor+ledger'] as const;
 type Arm = (typeof ARMS)[number];
 type Request = (id: string) => void;
 
 // sqlite-store.ts's statements, word for word.
 const JUNCTION_HOLD = 'INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-const JUNCTION_CHARGE = 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?';
+/** A key's counters: in key_counters since migration 9, on the keys row before it. */
+const counters = (v8: boolean) => {
+  const [table, id] = v8 ? ['keys', 'id'] : ['key_counters', 'key_id'];
+  return {
+    take: `UPDATE ${table} SET held = held + ? WHERE ${id} = ? AND (balance IS NULL OR balance - held >= ?)`,
+    read: `SELECT balance, held FROM ${table} WHERE ${id} = ?`,
+    charge: `UPDATE ${table} SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE ${id} = ?`,
+  };
+};
 const LEDGER_COLUMNS = `request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
   cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
   started_at, first_byte_ms, duration_ms`;
@@ -45,25 +54,27 @@ function open(arm: Arm, file: string): Request {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.defaultSafeIntegers(true);
-  for (const migration of MIGRATIONS) db.exec(migration.sql);
+  const v8 = arm === 'junction-v8';
+  for (const migration of MIGRATIONS) if (!v8 || migration.version <= 8) db.exec(migration.sql);
   // The floor's own tables, beside Junction's, under names of their own.
   db.exec(floorTables('f_'));
   db.exec("INSERT INTO f_keys (sha256, balance) VALUES ('x', 1000000000000000)");
-  db.prepare(`INSERT INTO keys (name, sha256, prefix, source, balance, created_at, updated_at) VALUES ('k', 'x', 'p', 'store', ?, 't', 't')`).run(10n ** 15n);
+  db.prepare(`INSERT INTO keys (name, sha256, prefix, source, created_at, updated_at) VALUES ('k', 'x', 'p', 'store', 't', 't')`).run();
+  if (v8) db.prepare('UPDATE keys SET balance = ?').run(10n ** 15n);
+  else db.prepare('INSERT INTO key_counters (key_id, balance) VALUES (1, ?)').run(10n ** 15n);
   const junction = arm.startsWith('junction');
-  if (arm === 'junction' || arm === 'junction-media-defaults') db.pragma('foreign_keys = ON');
-  const keys = junction || arm === 'floor+keys' ? 'keys' : 'f_keys';
+  if (arm !== 'junction-no-fk' && junction) db.pragma('foreign_keys = ON');
   const junctionRow = junction || arm === 'floor+ledger';
   const media = arm !== 'junction-media-defaults';
   const q = (sql: string): Database.Statement => db.prepare(sql);
-  // The floor's own statements, on either keys table: `floor+keys` differs from the floor by the
-  // table alone. Junction takes a hold, releases it and reads the key with the same words, on its own tables.
-  const sql = junction ? floorStatements() : floorStatements('f_', keys);
-  const take = q(sql.take);
+  // The floor's own statements on its own tables; Junction's releases a hold with the same words.
+  const sql = floorStatements('f_');
+  const own = counters(v8);
+  const take = q(junction ? own.take : sql.take);
   const hold = q(junction ? JUNCTION_HOLD : sql.hold);
-  const release = q(sql.release);
-  const read = q(sql.read);
-  const charge = q(junction ? JUNCTION_CHARGE : sql.charge);
+  const release = q(junction ? floorStatements().release : sql.release);
+  const read = q(junction ? own.read : sql.read);
+  const charge = q(junction ? own.charge : sql.charge);
   const row = q(junctionRow ? (media ? JUNCTION_ROW : JUNCTION_ROW_NO_MEDIA) : sql.row);
   const reserve = db.transaction((id: string) => {
     take.run(300n, 1n, 300n);

@@ -1,15 +1,17 @@
 import { upstreamRequestIdIn } from './upstream-request-id.ts';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF, type Endpoint } from '../formats/wire.ts';
 import { terminatorOf } from './sse-terminator.ts';
 import type { BodyBytes } from '../http/body-bytes.ts';
 import type { JsonScan } from '../http/json-scan.ts';
-import { formBody, jsonBody } from './upstream-body.ts';
+import { formBody, jsonBody, type UpstreamBody } from './upstream-body.ts';
 import { headOf, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
 import type { NativeUpstream } from '../plugin-host/api.ts';
+import type { AbortListener } from '../routing/cancellation.ts';
 import { failed, retryAfterMs, retryClassOf, SERVED, statusFailure, type Attempt, type AttemptResult } from '../routing/attempt.ts';
 import { asksForUsage } from '../usage/chat-stream-usage.ts';
 import type { UpstreamAgents } from './agents.ts';
@@ -52,6 +54,8 @@ interface AttemptHooks {
 const HOOKS = Symbol('junction.attemptHooks');
 const CLIENT_HEADERS = Symbol('junction.clientHeaders');
 type ProxiedRequest = IncomingMessage & { [HOOKS]?: AttemptHooks; [CLIENT_HEADERS]?: IncomingHttpHeaders };
+/** The exchange a listener shared by every request serves, kept on the emitter it listens to. */
+const EXCHANGE = Symbol('junction.nativeExchange');
 
 /**
  * Native passthrough through one shared http-proxy-3 server. The client's bytes go upstream
@@ -104,150 +108,223 @@ export class Passthrough {
     if (state.traceparent) req.headers['traceparent'] = state.traceparent;
     state.outcome.kind = 'native';
     const provider = target.providerId;
-    const timers = new UpstreamTimers(attempt.timeouts);
+    return new Promise((resolve) => {
+      const exchange = new NativeExchange(this.#log, ctx, provider, route.endpoint, body, attempt, outgoing, resolve);
+      attempt.cancel.listen(exchange);
+      if (exchange.settled) return; // already cancelled: nothing was sent
+      req[HOOKS] = exchange;
+      // A fault in a form found while it streams (the size limit, a missing or wrong file): the
+      // upstream request is aborted before the form's end, so the upstream never gets a whole form.
+      // A form still arriving is dispatched once it has all gone: an upstream that got part of one
+      // has nothing to bill for (finish.ts charges a dispatched request its input).
+      state.outcome.dispatched = outgoing.live === undefined;
+      if (outgoing.live) {
+        const live = outgoing.live as LiveBody;
+        live[EXCHANGE] = exchange;
+        live.on('error', onLiveBodyError);
+        live.once('end', onLiveBodyEnd);
+      }
+      // A closure of the attempt's own, not a shared function: http-proxy-3 hands its callback only
+      // the request, whose hooks a later attempt may have replaced by the time an old one errs.
+      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url, provider), buffer: outgoing.source }, (err) => exchange.proxyFailed(err));
+    });
+  }
+}
+
+type LiveBody = Readable & { [EXCHANGE]?: NativeExchange };
+type UpstreamAnswer = IncomingMessage & { [EXCHANGE]?: NativeExchange };
+type ClientResponse = GatewayContext['res'] & { [EXCHANGE]?: NativeExchange };
+
+/**
+ * One attempt's exchange with its upstream, from dispatch until both the client's response and
+ * the upstream's answer have closed. Its steps are methods, and the listeners it needs are
+ * module-level functions that find it on the emitter: per-request closures each cost an
+ * allocation and a lazy compile on first call (issue #17, twenty-sixth session: 41 a small Chat
+ * request against the floor's 26).
+ */
+class NativeExchange implements AttemptHooks, AbortListener {
+  #proxyReq: ClientRequest | undefined;
+  #committed = false;
+  #settled = false;
+  #interrupt: Interrupt | undefined;
+  #upstreamOpen = false;
+  #clientClosed = false;
+  readonly #timers: UpstreamTimers;
+  readonly #resCloseBefore: number;
+  readonly #reqErrorBefore: number;
+
+  constructor(
+    readonly log: Logger,
+    readonly ctx: GatewayContext,
+    readonly provider: string,
+    readonly endpoint: Endpoint,
+    /** The request's head, which says how its stream ends (sse-terminator.ts). */
+    readonly head: Record<string, unknown>,
+    readonly attempt: Attempt,
+    readonly outgoing: UpstreamBody,
+    readonly resolve: (result: AttemptResult) => void,
+  ) {
+    this.#timers = new UpstreamTimers(attempt.timeouts);
     // http-proxy-3 adds a 'close' listener on the response and an 'error' listener on the request
     // per web() call; a failed attempt's are removed, or retries would pile them up. Counts, not
     // copies of the listener arrays (issue #17): listeners are kept in the order they were added,
     // so the attempt's own are the ones past the count (a listener removed meanwhile can only make
     // this remove too few, never an older one).
-    const resCloseBefore = res.listenerCount('close');
-    const reqErrorBefore = req.listenerCount('error');
-    return new Promise((resolve) => {
-      let proxyReq: ClientRequest | undefined;
-      let committed = false;
-      let settled = false;
-      let interrupt: Interrupt | undefined;
-      let stopWatchingAbort = (): void => undefined;
-      const done = (result: AttemptResult): void => {
-        if (settled) return;
-        settled = true;
-        stopWatchingAbort();
-        if (!result.ok && outgoing.live) {
-          // The body went to this upstream as it arrived: there is none left to send another (issue #13).
-          // The upstream request is cut too: one that answered early must not wait for the rest.
-          outgoing.live.destroy();
-          if (proxyReq?.writableFinished !== true) proxyReq?.destroy();
-          result = failed({ ...result.failure, retry: 'never' });
-        }
-        if (!result.ok) {
-          for (const listener of res.listeners('close').slice(resCloseBefore)) res.off('close', listener as () => void);
-          for (const listener of req.listeners('error').slice(reqErrorBefore)) req.off('error', listener as () => void);
-        }
-        resolve(result);
-      };
-      // The client left, or the shutdown grace ended.
-      const onAbort = (cause: Error): void => {
-        const reason = cause instanceof GatewayError ? cause : ERR.clientClosed();
-        if (committed) {
-          interrupt?.(reason);
-          return;
-        }
-        proxyReq?.destroy();
-        timers.clear();
-        done(failed({ error: reason, retry: 'never', retryAfterMs: null, routeFault: false }));
-      };
-      stopWatchingAbort = attempt.cancel.onAbort(onAbort);
-      if (settled) return; // already cancelled: nothing was sent
-
-      // From here the client gets this answer: nothing after it is retried.
-      const commitTo = (proxyRes: IncomingMessage, primed: Primed | undefined): void => {
-        committed = true;
-        attempt.commit();
-        const status = proxyRes.statusCode ?? 502;
-        // An error relayed in-band behind keepalives is not an answer (the ledger must not charge it).
-        if (status < 300 || !res.headersSent) state.outcome.firstByteMs = performance.now() - state.startedAt;
-        // A stream's first events are here: the upstream's time to first chunk (issue #16).
-        if (status < 300 && primed !== undefined && state.outcome.attemptStartedAt !== undefined) state.outcome.upstreamFirstChunkMs = performance.now() - state.outcome.attemptStartedAt;
-        // Done when the client response and the upstream answer have both closed: the answer's
-        // handlers record usage and how it ended, which the ledger needs.
-        let upstreamOpen = !proxyRes.destroyed;
-        let clientClosed = res.destroyed || res.writableFinished;
-        const settle = (): void => {
-          if (clientClosed && !upstreamOpen) done(SERVED);
-        };
-        // on(), not once(): 'close' comes once, and once() wraps each listener in a bound function.
-        res.on('close', () => {
-          clientClosed = true;
-          settle();
-        });
-        interrupt = relayNative({ ctx, provider, proxyRes, timers, primed });
-        // Registered after the relay's own close handler (usage, interruption), so that one has
-        // run first. It was a setImmediate after it (issue #17): a turn of the event loop per
-        // request, with the settlement's group commit waiting a turn more behind it.
-        proxyRes.on('close', () => {
-          upstreamOpen = false;
-          settle();
-        });
-      };
-
-      req[HOOKS] = {
-        onProxyReq: (request) => {
-          proxyReq = request;
-          timers.watch(request);
-        },
-        onProxyRes: (proxyRes) => {
-          if (settled) {
-            proxyRes.destroy();
-            return;
-          }
-          timers.responded(proxyRes);
-          proxyRes.on('error', () => undefined); // every ending is read from 'close'
-          const status = proxyRes.statusCode ?? 502;
-          state.outcome.upstreamStatus = status;
-          const upstreamId = upstreamRequestIdIn(proxyRes.rawHeaders);
-          if (upstreamId !== undefined) state.outcome.upstreamRequestId = upstreamId;
-          if (status === 401) {
-            // The provider refused the gateway's own key. Its body may echo part of that key
-            // (OpenAI does), and "invalid x-api-key" would mislead the client: report our error.
-            proxyRes.resume();
-            this.#log.error({ req_id: state.requestId, provider }, 'upstream rejected the provider API key');
-            done(failed({ error: ERR.upstreamRejectedCredentials(provider), retry: 'never', retryAfterMs: null, routeFault: false }));
-            return;
-          }
-          if (retryClassOf(status) !== 'never') {
-            void readErrorBody(proxyRes, () => timers.touch()).then((read) => {
-              const header = (name: string): string | undefined => headerText(proxyRes.headers[name]);
-              const retryAfter = retryAfterMs(header);
-              const error = errorFromBody(read?.body ?? '', status, provider, retryHeaders(header));
-              // The upstream's own answer is passed on only whole; a cut one would be invalid JSON.
-              const whole = read !== null && !read.truncated;
-              const rawAnswer = whole ? { status, headers: filterResponseHeaders(proxyRes.headers), body: read.body } : undefined;
-              done(failed(statusFailure(status, error, retryAfter, rawAnswer)));
-            });
-            return;
-          }
-          if (status < 300 && proxyRes.headers['content-type']?.startsWith('text/event-stream') === true) {
-            // A stream is committed to at its first whole event: one that opens with an error
-            // (an overloaded_error under HTTP 200) is still a failure the loop may retry.
-            void awaitFirstEvent(proxyRes, FORMAT_OF[route.endpoint], provider, timers, terminatorOf(route.endpoint, body)).then((first) => {
-              if (settled) return;
-              if (first.kind === 'events') commitTo(proxyRes, first.primed);
-              else done(failed(first.kind === 'error' ? statusFailure(first.error.status, first.error, null) : failureOf(first.error)));
-            });
-            return;
-          }
-          commitTo(proxyRes, undefined);
-        },
-      };
-      // A fault in a form found while it streams (the size limit, a missing or wrong file): the
-      // upstream request is aborted before the form's end, so the upstream never gets a whole form.
-      outgoing.live?.on('error', (err) => {
-        proxyReq?.destroy();
-        timers.clear();
-        if (committed) return; // the upstream answered already; its answer is the client's
-        done(failed({ error: err instanceof GatewayError ? err : ERR.clientClosed(), retry: 'never', retryAfterMs: null, routeFault: false }));
-      });
-      // A form still arriving is dispatched once it has all gone: an upstream that got part of one
-      // has nothing to bill for (finish.ts charges a dispatched request its input).
-      state.outcome.dispatched = outgoing.live === undefined;
-      outgoing.live?.once('end', () => (state.outcome.dispatched = true));
-      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url, provider), buffer: outgoing.source }, (err) => {
-        if (committed || settled) return; // a failure after the answer began is the relay's to report
-        timers.clear();
-        this.#log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');
-        const timeout = err instanceof UpstreamTimeout ? err : timers.fired;
-        done(failed(connectionFailure(provider, timeout)));
-      });
-    });
+    this.#resCloseBefore = ctx.res.listenerCount('close');
+    this.#reqErrorBefore = ctx.req.listenerCount('error');
   }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  #done(result: AttemptResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.attempt.cancel.unlisten(this);
+    const { req, res } = this.ctx;
+    const live = this.outgoing.live;
+    if (!result.ok && live) {
+      // The body went to this upstream as it arrived: there is none left to send another (issue #13).
+      // The upstream request is cut too: one that answered early must not wait for the rest.
+      live.destroy();
+      if (this.#proxyReq?.writableFinished !== true) this.#proxyReq?.destroy();
+      result = failed({ ...result.failure, retry: 'never' });
+    }
+    if (!result.ok) {
+      for (const listener of res.listeners('close').slice(this.#resCloseBefore)) res.off('close', listener as () => void);
+      for (const listener of req.listeners('error').slice(this.#reqErrorBefore)) req.off('error', listener as () => void);
+    }
+    this.resolve(result);
+  }
+
+  /** The client left, or the shutdown grace ended. */
+  aborted(cause: Error): void {
+    const reason = cause instanceof GatewayError ? cause : ERR.clientClosed();
+    if (this.#committed) {
+      this.#interrupt?.(reason);
+      return;
+    }
+    this.#proxyReq?.destroy();
+    this.#timers.clear();
+    this.#done(failed({ error: reason, retry: 'never', retryAfterMs: null, routeFault: false }));
+  }
+
+  onProxyReq(request: ClientRequest): void {
+    this.#proxyReq = request;
+    this.#timers.watch(request);
+  }
+
+  onProxyRes(proxyRes: IncomingMessage): void {
+    if (this.#settled) {
+      proxyRes.destroy();
+      return;
+    }
+    const { state } = this.ctx;
+    const provider = this.provider;
+    this.#timers.responded(proxyRes);
+    proxyRes.on('error', ignore); // every ending is read from 'close'
+    const status = proxyRes.statusCode ?? 502;
+    state.outcome.upstreamStatus = status;
+    const upstreamId = upstreamRequestIdIn(proxyRes.rawHeaders);
+    if (upstreamId !== undefined) state.outcome.upstreamRequestId = upstreamId;
+    if (status === 401) {
+      // The provider refused the gateway's own key. Its body may echo part of that key
+      // (OpenAI does), and "invalid x-api-key" would mislead the client: report our error.
+      proxyRes.resume();
+      this.log.error({ req_id: state.requestId, provider }, 'upstream rejected the provider API key');
+      this.#done(failed({ error: ERR.upstreamRejectedCredentials(provider), retry: 'never', retryAfterMs: null, routeFault: false }));
+      return;
+    }
+    if (retryClassOf(status) !== 'never') {
+      void readErrorBody(proxyRes, () => this.#timers.touch()).then((read) => {
+        const header = (name: string): string | undefined => headerText(proxyRes.headers[name]);
+        const retryAfter = retryAfterMs(header);
+        const error = errorFromBody(read?.body ?? '', status, provider, retryHeaders(header));
+        // The upstream's own answer is passed on only whole; a cut one would be invalid JSON.
+        const whole = read !== null && !read.truncated;
+        const rawAnswer = whole ? { status, headers: filterResponseHeaders(proxyRes.headers), body: read.body } : undefined;
+        this.#done(failed(statusFailure(status, error, retryAfter, rawAnswer)));
+      });
+      return;
+    }
+    if (status < 300 && proxyRes.headers['content-type']?.startsWith('text/event-stream') === true) {
+      // A stream is committed to at its first whole event: one that opens with an error
+      // (an overloaded_error under HTTP 200) is still a failure the loop may retry.
+      void awaitFirstEvent(proxyRes, FORMAT_OF[this.endpoint], provider, this.#timers, terminatorOf(this.endpoint, this.head)).then((first) => {
+        if (this.#settled) return;
+        if (first.kind === 'events') this.#commitTo(proxyRes, first.primed);
+        else this.#done(failed(first.kind === 'error' ? statusFailure(first.error.status, first.error, null) : failureOf(first.error)));
+      });
+      return;
+    }
+    this.#commitTo(proxyRes, undefined);
+  }
+
+  /** From here the client gets this answer: nothing after it is retried. */
+  #commitTo(proxyRes: UpstreamAnswer, primed: Primed | undefined): void {
+    this.#committed = true;
+    this.attempt.commit();
+    const ctx = this.ctx;
+    const { state } = ctx;
+    const res: ClientResponse = ctx.res;
+    const status = proxyRes.statusCode ?? 502;
+    // An error relayed in-band behind keepalives is not an answer (the ledger must not charge it).
+    if (status < 300 || !res.headersSent) state.outcome.firstByteMs = performance.now() - state.startedAt;
+    // A stream's first events are here: the upstream's time to first chunk (issue #16).
+    if (status < 300 && primed !== undefined && state.outcome.attemptStartedAt !== undefined) state.outcome.upstreamFirstChunkMs = performance.now() - state.outcome.attemptStartedAt;
+    // Done when the client response and the upstream answer have both closed: the answer's
+    // handlers record usage and how it ended, which the ledger needs.
+    this.#upstreamOpen = !proxyRes.destroyed;
+    this.#clientClosed = res.destroyed || res.writableFinished;
+    // on(), not once(): 'close' comes once, and once() wraps each listener in a bound function.
+    res[EXCHANGE] = this;
+    res.on('close', onClientClose);
+    this.#interrupt = relayNative({ ctx, provider: this.provider, proxyRes, timers: this.#timers, primed });
+    // Registered after the relay's own close handler (usage, interruption), so that one has
+    // run first. It was a setImmediate after it (issue #17): a turn of the event loop per
+    // request, with the settlement's group commit waiting a turn more behind it.
+    proxyRes[EXCHANGE] = this;
+    proxyRes.on('close', onUpstreamClose);
+  }
+
+  clientClosed(): void {
+    this.#clientClosed = true;
+    if (!this.#upstreamOpen) this.#done(SERVED);
+  }
+
+  upstreamClosed(): void {
+    this.#upstreamOpen = false;
+    if (this.#clientClosed) this.#done(SERVED);
+  }
+
+  liveBodyFailed(err: unknown): void {
+    this.#proxyReq?.destroy();
+    this.#timers.clear();
+    if (this.#committed) return; // the upstream answered already; its answer is the client's
+    this.#done(failed({ error: err instanceof GatewayError ? err : ERR.clientClosed(), retry: 'never', retryAfterMs: null, routeFault: false }));
+  }
+
+  proxyFailed(err: Error): void {
+    if (this.#committed || this.#settled) return; // a failure after the answer began is the relay's to report
+    this.#timers.clear();
+    this.log.warn({ req_id: this.ctx.state.requestId, provider: this.provider, err: err.message }, 'upstream request failed');
+    const timeout = err instanceof UpstreamTimeout ? err : this.#timers.fired;
+    this.#done(failed(connectionFailure(this.provider, timeout)));
+  }
+}
+
+const ignore = (): void => undefined;
+function onClientClose(this: ClientResponse): void {
+  this[EXCHANGE]?.clientClosed();
+}
+function onUpstreamClose(this: UpstreamAnswer): void {
+  this[EXCHANGE]?.upstreamClosed();
+}
+function onLiveBodyError(this: LiveBody, err: unknown): void {
+  this[EXCHANGE]?.liveBodyFailed(err);
+}
+function onLiveBodyEnd(this: LiveBody): void {
+  const exchange = this[EXCHANGE];
+  if (exchange) exchange.ctx.state.outcome.dispatched = true;
 }

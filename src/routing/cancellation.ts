@@ -4,9 +4,15 @@
  * controller and its EventTarget listeners cost ~10 µs per request); a real AbortSignal is made
  * only for a plugin that reads one (translated routes abort node:http by hand, issue #17).
  */
+/** An object told of the abort by a method: no closure per listener (the native path, issue #17). */
+export interface AbortListener {
+  aborted(reason: Error): void;
+}
+type Handler = ((reason: Error) => void) | AbortListener;
+
 export class Cancellation {
   #reason: Error | undefined;
-  #handlers: ((reason: Error) => void)[] | undefined;
+  #handlers: Handler[] | undefined;
   #controller: AbortController | undefined;
 
   get aborted(): boolean {
@@ -23,7 +29,11 @@ export class Cancellation {
     this.#controller?.abort(reason);
     const handlers = this.#handlers;
     this.#handlers = undefined;
-    if (handlers) for (const handler of handlers) handler(reason);
+    if (handlers === undefined) return;
+    for (const handler of handlers) {
+      if (typeof handler === 'function') handler(reason);
+      else handler.aborted(reason);
+    }
   }
 
   /** Runs `handler` once on abort (at once if already aborted); returns what removes it. */
@@ -38,6 +48,18 @@ export class Cancellation {
       const at = handlers.indexOf(handler);
       if (at !== -1) handlers.splice(at, 1);
     };
+  }
+
+  /** Tells `listener` once on abort (at once if already aborted), until `unlisten`. */
+  listen(listener: AbortListener): void {
+    if (this.#reason !== undefined) listener.aborted(this.#reason);
+    else (this.#handlers ??= []).push(listener);
+  }
+
+  unlisten(listener: AbortListener): void {
+    const handlers = this.#handlers;
+    const at = handlers === undefined ? -1 : handlers.indexOf(listener);
+    if (at !== -1) handlers?.splice(at, 1);
   }
 
   /** An AbortSignal that follows this cancellation, made on first use. */

@@ -128,7 +128,7 @@ ${extra}`,
       await served().saidOnStderr(/(junction worker \d+ serving[^]*){3}/);
       const row = ledger((db) => db.prepare('SELECT outcome, estimated FROM ledger WHERE request_id = ?').get(inFlight));
       expect(row).to.deep.equal({ outcome: 'interrupted', estimated: 1 });
-      expect(ledger((db) => db.prepare('SELECT held FROM keys').get())).to.deep.equal({ held: 0 });
+      expect(ledger((db) => db.prepare('SELECT held FROM key_counters').get())).to.deep.equal({ held: 0 });
       expect((await ask(served().url)).status).to.equal(200);
       expect(alivePids()).to.have.length(2);
     });

@@ -355,6 +355,39 @@ describe('store (SQLite file)', () => {
     await store.close();
   });
 
+  it('migrates a version-8 file to version 9, moving each key\'s balance, held, spent and requests to key_counters (issue #17)', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
+    const old = openDatabase(file);
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    for (const migration of MIGRATIONS.filter((m) => m.version <= 8)) {
+      old.exec(migration.sql);
+      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
+    }
+    const add = old.prepare(
+      `INSERT INTO keys (name, sha256, prefix, source, balance, held, spent, requests, created_at, updated_at)
+       VALUES (?, ?, 'sk-jct-ab', 'store', ?, ?, ?, ?, 'x', 'x')`,
+    );
+    add.run('funded', 'd'.repeat(64), 5_000_000n, 1_000_000n, 250n, 7);
+    add.run('unlimited', 'e'.repeat(64), null, 0n, 9n, 2);
+    // A request in flight when the old version stopped: its hold must still settle against the key.
+    old.prepare("INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES ('r-old', 1, 1000000, 0, 'm', 'p', 'gone', 'x')").run();
+    old.close();
+    const store = new SqliteStore(file);
+    await store.migrate();
+    const funded = await store.findKey('d'.repeat(64));
+    expect([funded?.balance, funded?.held, funded?.spent, funded?.requests]).to.deep.equal([5_000_000n, 1_000_000n, 250n, 7]);
+    const unlimited = await store.findKey('e'.repeat(64));
+    expect([unlimited?.balance, unlimited?.held, unlimited?.spent, unlimited?.requests]).to.deep.equal([null, 0n, 9n, 2]);
+    // Nothing can read the old columns by their names any more.
+    const raw = openDatabase(file);
+    expect(() => raw.prepare('SELECT balance FROM keys').get()).to.throw(/no such column/);
+    raw.close();
+    await store.settle(entry('r-old', 1, 400n));
+    const after = await store.findKey('d'.repeat(64));
+    expect([after?.balance, after?.held, after?.spent, after?.requests]).to.deep.equal([4_999_600n, 0n, 650n, 8]);
+    await store.close();
+  });
+
   it('lets six processes open and migrate one new file at the same instant (serve --workers; review)', async function () {
     this.timeout(30_000);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');

@@ -88,23 +88,25 @@ export class SqliteStore implements Store {
     db.transaction(() => {
       const listed = new Set(keys.map((k) => k.sha256));
       for (const key of keys) {
-        const existing = this.#sql('SELECT id, balance FROM keys WHERE sha256 = ?').get(key.sha256) as Row | undefined;
+        const existing = this.#sql('SELECT keys.id, c.balance FROM keys JOIN key_counters c ON c.key_id = keys.id WHERE sha256 = ?').get(key.sha256) as Row | undefined;
         if (!existing) {
-          this.#sql(
-            `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
-             VALUES (?, ?, ?, 'config', ?, ?, ?, ?, ?, 0, ?, ?)`,
+          const added = this.#sql(
+            `INSERT INTO keys (name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
+             VALUES (?, ?, ?, 'config', ?, ?, ?, ?, 0, ?, ?)`,
           ).run(
-            key.name, key.sha256, `sha256:${key.sha256.slice(0, 8)}`, key.balance, json(key.models),
+            key.name, key.sha256, `sha256:${key.sha256.slice(0, 8)}`, json(key.models),
             key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), now(),
           );
+          this.#sql('INSERT INTO key_counters (key_id, balance) VALUES (?, ?)').run(added.lastInsertRowid, key.balance);
           continue;
         }
         // balance_usd is a starting balance: set once, never reset by later edits of the YAML. Removing
         // it makes the key unlimited; adding it to an unlimited key starts its balance.
         const balance = key.balance === null ? null : existing['balance'] === null ? key.balance : (existing['balance'] as bigint);
         this.#sql(
-          'UPDATE keys SET name = ?, balance = ?, models = ?, rpm = ?, tpm = ?, concurrency = ?, removed = 0, updated_at = ? WHERE id = ?',
-        ).run(key.name, balance, json(key.models), key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), existing['id']);
+          'UPDATE keys SET name = ?, models = ?, rpm = ?, tpm = ?, concurrency = ?, removed = 0, updated_at = ? WHERE id = ?',
+        ).run(key.name, json(key.models), key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), existing['id']);
+        this.#sql('UPDATE key_counters SET balance = ? WHERE key_id = ?').run(balance, existing['id']);
       }
       for (const row of this.#sql("SELECT id, sha256 FROM keys WHERE source = 'config' AND removed = 0").all() as Row[]) {
         if (!listed.has(String(row['sha256']))) this.#sql('UPDATE keys SET removed = 1, updated_at = ? WHERE id = ?').run(now(), row['id']);
@@ -115,31 +117,32 @@ export class SqliteStore implements Store {
 
   async createKey(spec: NewKeySpec): Promise<KeyRecord> {
     this.#db.transaction(() => {
-      this.#sql(
-          `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
-           VALUES (?, ?, ?, 'store', ?, ?, ?, ?, ?, 0, ?, ?)`,
+      const added = this.#sql(
+          `INSERT INTO keys (name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
+           VALUES (?, ?, ?, 'store', ?, ?, ?, ?, 0, ?, ?)`,
         )
         .run(
-          spec.name, spec.sha256, spec.prefix, spec.balance, json(spec.models),
+          spec.name, spec.sha256, spec.prefix, json(spec.models),
           spec.limits.rpm, spec.limits.tpm, spec.limits.concurrency, now(), now(),
         );
+      this.#sql('INSERT INTO key_counters (key_id, balance) VALUES (?, ?)').run(added.lastInsertRowid, spec.balance);
       this.#bumpKeys();
     }).immediate();
     return this.#keyByName(spec.name);
   }
 
   async findKey(sha256: string): Promise<KeyRecord | undefined> {
-    const row = this.#sql('SELECT * FROM keys WHERE sha256 = ?').get(sha256) as Row | undefined;
+    const row = this.#sql(`${KEY_ROWS} WHERE sha256 = ?`).get(sha256) as Row | undefined;
     return row ? toKeyRecord(row) : undefined;
   }
 
   async keyById(id: number): Promise<KeyRecord | undefined> {
-    const row = this.#sql('SELECT * FROM keys WHERE id = ?').get(id) as Row | undefined;
+    const row = this.#sql(`${KEY_ROWS} WHERE keys.id = ?`).get(id) as Row | undefined;
     return row ? toKeyRecord(row) : undefined;
   }
 
   async listKeys(): Promise<KeyRecord[]> {
-    return (this.#sql('SELECT * FROM keys ORDER BY id').all() as Row[]).map(toKeyRecord);
+    return (this.#sql(`${KEY_ROWS} ORDER BY keys.id`).all() as Row[]).map(toKeyRecord);
   }
 
   async topUp(name: string, amount: Pico): Promise<KeyRecord> {
@@ -147,7 +150,8 @@ export class SqliteStore implements Store {
       const key = this.#keyByName(name);
       if (key.balance === null) throw new RangeError(`key "${name}" is unlimited; it has no balance to top up`);
       if (key.balance + amount > MAX_BALANCE) throw new RangeError(`the balance would exceed the per-key maximum of $${picoToUsdText(MAX_BALANCE)}`);
-      this.#sql('UPDATE keys SET balance = balance + ?, updated_at = ? WHERE id = ?').run(amount, now(), key.id);
+      this.#sql('UPDATE key_counters SET balance = balance + ? WHERE key_id = ?').run(amount, key.id);
+      this.#sql('UPDATE keys SET updated_at = ? WHERE id = ?').run(now(), key.id);
       this.#bumpKeys();
     }).immediate();
     return this.#keyByName(name);
@@ -177,9 +181,9 @@ export class SqliteStore implements Store {
   }
 
   #reserve(hold: HoldSpec): ReserveResult {
-    const taken = this.#sql('UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)').run(hold.amount, hold.keyId, hold.amount);
+    const taken = this.#sql('UPDATE key_counters SET held = held + ? WHERE key_id = ? AND (balance IS NULL OR balance - held >= ?)').run(hold.amount, hold.keyId, hold.amount);
     if (taken.changes === 0) {
-      const key = this.#sql('SELECT balance, held FROM keys WHERE id = ?').get(hold.keyId) as Row;
+      const key = this.#sql('SELECT balance, held FROM key_counters WHERE key_id = ?').get(hold.keyId) as Row;
       return { ok: false, available: (key['balance'] as bigint) - (key['held'] as bigint) };
     }
     this.#sql('INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
@@ -200,12 +204,12 @@ export class SqliteStore implements Store {
       if (done) return { charged: done['charged'] as bigint, uncollected: done['uncollected'] as bigint };
     }
     const released = hold ? (hold['amount'] as bigint) : 0n;
-    const key = this.#sql('SELECT balance, held FROM keys WHERE id = ?').get(entry.keyId) as Row;
+    const key = this.#sql('SELECT balance, held FROM key_counters WHERE key_id = ?').get(entry.keyId) as Row;
     const balance = key['balance'] as bigint | null;
     // Never below zero: what the key cannot pay is recorded as uncollected, not taken from other holds.
     const free = balance === null ? entry.cost : max0(balance - ((key['held'] as bigint) - released));
     const charged = entry.cost < free ? entry.cost : free;
-    this.#sql('UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?').run(
+    this.#sql('UPDATE key_counters SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE key_id = ?').run(
       released, charged, charged, entry.keyId,
     );
     const u = entry.usage;
@@ -341,7 +345,7 @@ export class SqliteStore implements Store {
   }
 
   #keyByName(name: string): KeyRecord {
-    const row = this.#sql('SELECT * FROM keys WHERE name = ?').get(name) as Row | undefined;
+    const row = this.#sql(`${KEY_ROWS} WHERE name = ?`).get(name) as Row | undefined;
     if (!row) throw new KeyNotFoundError(name);
     return toKeyRecord(row);
   }
@@ -367,6 +371,10 @@ function useWal(db: Database.Database): void {
     }
   }
 }
+
+/** A key's row with its counters (migration 9), as toKeyRecord reads it. */
+const KEY_ROWS = `SELECT keys.id, name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, removed, c.balance, c.held, c.spent, c.requests
+  FROM keys JOIN key_counters c ON c.key_id = keys.id`;
 
 /** The store's timestamps (a hold's `created_at` on every request among them): toISOString's text, formatted once a second (util/iso-time.ts). */
 const now = (): string => isoTime(Date.now());
