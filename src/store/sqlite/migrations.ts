@@ -149,8 +149,8 @@ export const MIGRATIONS: readonly { readonly version: number; readonly sql: stri
     // row on UPDATE, and a request's hold and settlement each updated the keys row, 17 columns with
     // its name, hash and settings: 5.3k instructions a request more than a narrow row's
     // (issue #17, bench/ledger-sql.ts). The old columns are renamed rather than dropped (SQLite
-    // cannot drop a column a CHECK names) and cleared, so nothing reads a stale balance: code that
-    // still asks for keys.balance fails loudly instead.
+    // cannot drop a column a CHECK names) and cleared, so nothing reads a stale balance: an older
+    // Junction opened on this file fails at its first hold (no such column) instead of spending.
     version: 9,
     sql: `
       CREATE TABLE key_counters (
