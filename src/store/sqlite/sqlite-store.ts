@@ -372,7 +372,11 @@ function useWal(db: Database.Database): void {
   }
 }
 
-/** A key's row with its counters (migration 9), as toKeyRecord reads it. */
+/**
+ * A key's row with its counters (migration 9), as toKeyRecord reads it. An inner join: a key
+ * without its counters row is no key at all (refused as unknown), so every INSERT INTO keys adds
+ * one in the same transaction.
+ */
 const KEY_ROWS = `SELECT keys.id, name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, removed, c.balance, c.held, c.spent, c.requests
   FROM keys JOIN key_counters c ON c.key_id = keys.id`;
 
