@@ -42,12 +42,8 @@ export class Cancellation {
       handler(this.#reason);
       return noop;
     }
-    const handlers = (this.#handlers ??= []);
-    handlers.push(handler);
-    return () => {
-      const at = handlers.indexOf(handler);
-      if (at !== -1) handlers.splice(at, 1);
-    };
+    (this.#handlers ??= []).push(handler);
+    return () => this.#remove(handler);
   }
 
   /** Tells `listener` once on abort (at once if already aborted), until `unlisten`. */
@@ -57,9 +53,12 @@ export class Cancellation {
   }
 
   unlisten(listener: AbortListener): void {
-    const handlers = this.#handlers;
-    const at = handlers === undefined ? -1 : handlers.indexOf(listener);
-    if (at !== -1) handlers?.splice(at, 1);
+    this.#remove(listener);
+  }
+
+  #remove(handler: Handler): void {
+    const at = this.#handlers?.indexOf(handler) ?? -1;
+    if (at !== -1) this.#handlers?.splice(at, 1);
   }
 
   /** An AbortSignal that follows this cancellation, made on first use. */

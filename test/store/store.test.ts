@@ -335,15 +335,21 @@ for (const backend of BACKENDS) {
   });
 }
 
+/** A new SQLite file migrated up to `version` only, as an older Junction left it, still open. */
+function fileAtVersion(version: number): { file: string; old: ReturnType<typeof openDatabase> } {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
+  const old = openDatabase(file);
+  old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+  for (const migration of MIGRATIONS.filter((m) => m.version <= version)) {
+    old.exec(migration.sql);
+    old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
+  }
+  return { file, old };
+}
+
 describe('store (SQLite file)', () => {
   it('migrates a version-2 file to version 3, keeping its keys and rpm and adding tpm and concurrency', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
-    const old = openDatabase(file);
-    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
-      old.exec(migration.sql);
-      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
-    }
+    const { file, old } = fileAtVersion(2);
     old.prepare(
       `INSERT INTO keys (name, sha256, prefix, source, balance, models, rpm, disabled, created_at, updated_at)
        VALUES ('legacy', ?, 'sk-jct-ab', 'store', NULL, NULL, 30, 0, 'x', 'x')`,
@@ -356,13 +362,7 @@ describe('store (SQLite file)', () => {
   });
 
   it('migrates a version-8 file to version 9, moving each key\'s balance, held, spent and requests to key_counters (issue #17)', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'junction-store-')), 'ledger.db');
-    const old = openDatabase(file);
-    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    for (const migration of MIGRATIONS.filter((m) => m.version <= 8)) {
-      old.exec(migration.sql);
-      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
-    }
+    const { file, old } = fileAtVersion(8);
     const add = old.prepare(
       `INSERT INTO keys (name, sha256, prefix, source, balance, held, spent, requests, created_at, updated_at)
        VALUES (?, ?, 'sk-jct-ab', 'store', ?, ?, ?, ?, 'x', 'x')`,

@@ -90,14 +90,7 @@ export class SqliteStore implements Store {
       for (const key of keys) {
         const existing = this.#sql('SELECT keys.id, c.balance FROM keys JOIN key_counters c ON c.key_id = keys.id WHERE sha256 = ?').get(key.sha256) as Row | undefined;
         if (!existing) {
-          const added = this.#sql(
-            `INSERT INTO keys (name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
-             VALUES (?, ?, ?, 'config', ?, ?, ?, ?, 0, ?, ?)`,
-          ).run(
-            key.name, key.sha256, `sha256:${key.sha256.slice(0, 8)}`, json(key.models),
-            key.limits.rpm, key.limits.tpm, key.limits.concurrency, now(), now(),
-          );
-          this.#sql('INSERT INTO key_counters (key_id, balance) VALUES (?, ?)').run(added.lastInsertRowid, key.balance);
+          this.#insertKey({ ...key, prefix: `sha256:${key.sha256.slice(0, 8)}` }, 'config');
           continue;
         }
         // balance_usd is a starting balance: set once, never reset by later edits of the YAML. Removing
@@ -117,18 +110,19 @@ export class SqliteStore implements Store {
 
   async createKey(spec: NewKeySpec): Promise<KeyRecord> {
     this.#db.transaction(() => {
-      const added = this.#sql(
-          `INSERT INTO keys (name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
-           VALUES (?, ?, ?, 'store', ?, ?, ?, ?, 0, ?, ?)`,
-        )
-        .run(
-          spec.name, spec.sha256, spec.prefix, json(spec.models),
-          spec.limits.rpm, spec.limits.tpm, spec.limits.concurrency, now(), now(),
-        );
-      this.#sql('INSERT INTO key_counters (key_id, balance) VALUES (?, ?)').run(added.lastInsertRowid, spec.balance);
+      this.#insertKey(spec, 'store');
       this.#bumpKeys();
     }).immediate();
     return this.#keyByName(spec.name);
+  }
+
+  /** A new key and its counters row (migration 9), in the caller's transaction: KEY_ROWS finds neither without the other. */
+  #insertKey(spec: NewKeySpec, source: 'config' | 'store'): void {
+    const added = this.#sql(
+      `INSERT INTO keys (name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+    ).run(spec.name, spec.sha256, spec.prefix, source, json(spec.models), spec.limits.rpm, spec.limits.tpm, spec.limits.concurrency, now(), now());
+    this.#sql('INSERT INTO key_counters (key_id, balance) VALUES (?, ?)').run(added.lastInsertRowid, spec.balance);
   }
 
   async findKey(sha256: string): Promise<KeyRecord | undefined> {
@@ -374,8 +368,8 @@ function useWal(db: Database.Database): void {
 
 /**
  * A key's row with its counters (migration 9), as toKeyRecord reads it. An inner join: a key
- * without its counters row is no key at all (refused as unknown), so every INSERT INTO keys adds
- * one in the same transaction.
+ * without its counters row is no key at all (refused as unknown), so keys are added only by
+ * #insertKey, which writes both.
  */
 const KEY_ROWS = `SELECT keys.id, name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, removed, c.balance, c.held, c.spent, c.requests
   FROM keys JOIN key_counters c ON c.key_id = keys.id`;
