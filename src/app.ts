@@ -40,6 +40,7 @@ import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import type { Tracing } from './telemetry/tracing.ts';
 import type { ReloadResult } from './reload/reloader.ts';
 import { createResponsesRouter } from './http/routes/responses.ts';
+import { EndpointRouters } from './http/endpoint-routers.ts';
 import type { GatewayMiddleware, GatewayState } from './http/state.ts';
 import type { CheckedEndpoint } from './http/request-check.ts';
 import type { Logger } from './log.ts';
@@ -128,11 +129,12 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   const dispatch = createDispatcher({ providers: parts.providers, passthrough: parts.passthrough, agents: parts.agents, failover, log: parts.log });
 
   const router = new Router<GatewayState>();
-  router.post(
+  const endpoints = new EndpointRouters(router);
+  endpoints.post(
     '/v1/messages',
     chain(markLedgered, auth, version, checkedBody('messages'), createValidator(messagesRequestSchema), createModelResolver(parts.catalogue, 'messages'), rateLimit, reserve, dispatch),
   );
-  router.post(
+  endpoints.post(
     '/v1/messages/count_tokens',
     chain(markLedgered, auth, version, checkedBody('count_tokens'), createValidator(countTokensRequestSchema), createModelResolver(parts.catalogue, 'count_tokens'), rateLimit, reserve, dispatch),
   );
@@ -151,7 +153,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     const stateful = endpoint === 'responses' || endpoint === 'responses_input_tokens';
     const resolve = stateful ? [createModelResolver(parts.catalogue, endpoint), responseState] : [createModelResolver(parts.catalogue, endpoint)];
     const read = endpoint === 'chat_completions' || stateful ? checkedBody(endpoint) : body;
-    router.post(PATH_OF[endpoint], chain(markLedgered, auth, read, createValidator(schema), ...resolve, rateLimit, reserve, dispatch));
+    endpoints.post(PATH_OF[endpoint], chain(markLedgered, auth, read, createValidator(schema), ...resolve, rateLimit, reserve, dispatch));
   }
   // The multipart endpoints read their form as it streams (issue #13): no JSON body reader.
   const formEndpoints = [
@@ -161,7 +163,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
   ] as const;
   for (const [endpoint, schema] of formEndpoints) {
     const form = createFormReader({ limitBytes: parts.config.server.maxBodyBytes, endpoint });
-    router.post(PATH_OF[endpoint], chain(markLedgered, auth, form, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch));
+    endpoints.post(PATH_OF[endpoint], chain(markLedgered, auth, form, createValidator(schema), createModelResolver(parts.catalogue, endpoint), rateLimit, reserve, dispatch));
   }
   const responsesRouter = createResponsesRouter(auth, parts.store, parts.providers, parts.agents, parts.log);
   router.get('/v1/models', auth, createListModels(parts.catalogue));
@@ -188,6 +190,7 @@ export function createApp(parts: AppParts): Koa<GatewayState> {
     if (parts.lifecycle.draining && ctx.path !== '/healthz') throw ERR.shuttingDown();
     return next();
   });
+  app.use(endpoints.middleware());
   app.use(router.routes());
   app.use(responsesRouter.routes());
   app.use(router.allowedMethods());

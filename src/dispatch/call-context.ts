@@ -6,6 +6,7 @@ import { wavDurationMs } from '../usage/wav.ts';
 import { FORMAT_OF, type ResponsesRequest, type ChatRequest, type CountTokensRequest, type EmbeddingsRequest, type ImagesRequest, type MessagesRequest, type SpeechRequest } from '../formats/wire.ts';
 import { ERR } from '../errors.ts';
 import type { Cancellation } from '../routing/cancellation.ts';
+import { headerText } from '../proxy/headers.ts';
 
 /** The validated request as plugins receive it. */
 export function clientRequestOf(ctx: GatewayContext): ClientRequest {
@@ -82,7 +83,12 @@ export function callContextOf(ctx: GatewayContext, log: Logger, cancel: Cancella
     maxOutputTokens: route.model.maxOutputTokens,
     stream: ctx.state.body?.['stream'] === true,
     endpoint: route.endpoint,
-    header: (name) => (CREDENTIAL_HEADERS.has(name.toLowerCase()) ? undefined : ctx.get(name) || undefined),
+    // The client's headers as they came (request-state.ts): a native attempt before this one
+    // replaced Node's own with the ones it forwarded.
+    header: (name) => {
+      const lower = name.toLowerCase();
+      return CREDENTIAL_HEADERS.has(lower) ? undefined : headerText(ctx.state.headers[lower]) || undefined;
+    },
     get signal() {
       return cancel.signal;
     },

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestTrace } from '../telemetry/tracing.ts';
 import type { ApiKey } from '../auth/key-store.ts';
 import type { Surface } from '../errors.ts';
@@ -67,6 +68,13 @@ export class RequestState {
     readonly startedAt: number,
     /** The caller's wire format, which decides the error format. */
     public surface: Surface,
+    /**
+     * The client's headers as they came, read once from Node's `req.headers` getter, whose every
+     * read is a megamorphic keyed load (about 350 instructions; issue #17, twenty-eighth session).
+     * Also what each upstream attempt filters afresh: a native attempt hands http-proxy-3 its own
+     * `req.headers` (passthrough.ts).
+     */
+    readonly headers: IncomingHttpHeaders,
   ) {}
 
   /**

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ERR, GatewayError } from '../errors.ts';
 import { FORMAT_OF } from '../formats/wire.ts';
 import { terminatorOf } from './sse-terminator.ts';
@@ -30,6 +30,12 @@ export interface RelayInput {
   readonly ctx: GatewayContext;
   readonly provider: string;
   readonly proxyRes: IncomingMessage;
+  /**
+   * `proxyRes.headers`, read once by the caller: Node's getter does a megamorphic keyed load of a
+   * symbol on every read, about 350 instructions each (issue #17, twenty-eighth session: five
+   * reads an answer, now one).
+   */
+  readonly upstreamHeaders: IncomingHttpHeaders;
   readonly timers: UpstreamTimers;
   /** A stream's first whole events, read before committing (proxy/first-event.ts). */
   readonly primed: Primed | undefined;
@@ -38,11 +44,11 @@ export interface RelayInput {
 /** Ends the relay early with an error (a shutdown); a no-op once the response is over. */
 export type Interrupt = (err: GatewayError) => void;
 
-export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayInput): Interrupt {
+export function relayNative({ ctx, provider, proxyRes, upstreamHeaders, timers, primed }: RelayInput): Interrupt {
   const { state, res } = ctx;
   const status = proxyRes.statusCode ?? 502;
   const endpoint = state.route?.endpoint ?? 'messages';
-  const contentType = proxyRes.headers['content-type'];
+  const contentType = upstreamHeaders['content-type'];
   const isSse = contentType?.startsWith('text/event-stream') === true;
   const committed = res.headersSent; // keepalives already sent the status and headers
   let interruption: GatewayError | undefined;
@@ -71,7 +77,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     if (usageRead) return;
     usageRead = true;
     // Speech is charged by its characters, known from the request: its audio is never inspected.
-    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish(arrivedWhole(proxyRes));
+    let usage = endpoint === 'audio_speech' && status < 300 ? speechUsage(ctx) : tap?.finish(arrivedWhole(proxyRes, upstreamHeaders));
     if (usage === undefined && tap && state.route && state.reservation?.audioMs !== undefined) {
       // A transcript in a format without usage: charged by the upload's own length (issue #13).
       const fallback = transcriptionFallback(state.route, state.upload, state.reservation.audioMs, outputEstimate());
@@ -130,7 +136,7 @@ export function relayNative({ ctx, provider, proxyRes, timers, primed }: RelayIn
     );
     return () => undefined;
   }
-  const headers = filterResponseHeaders(proxyRes.headers);
+  const headers = filterResponseHeaders(upstreamHeaders);
   if (endpoint === 'audio_speech' && status < 300) headers['x-junction-cost-usd'] = speechCostHeader(ctx);
   const chat = endpoint === 'chat_completions' && status < 300 && state.route !== undefined;
   if (guard !== undefined) {
@@ -236,8 +242,8 @@ function relayWithCost(proxyRes: IncomingMessage, res: ServerResponse, status: n
  * destroyed), and by its framing, a length or chunks. An answer delimited by the connection's close
  * ends as cleanly when the upstream dies in its middle.
  */
-function arrivedWhole(proxyRes: IncomingMessage): boolean {
-  return proxyRes.readableEnded && (proxyRes.headers['content-length'] !== undefined || proxyRes.headers['transfer-encoding'] !== undefined);
+function arrivedWhole(proxyRes: IncomingMessage, headers: IncomingHttpHeaders): boolean {
+  return proxyRes.readableEnded && (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined);
 }
 
 const SEQUENCE = Buffer.from('"sequence_number":');

@@ -46,14 +46,13 @@ interface AttemptHooks {
 }
 
 /**
- * The attempt's hooks and the client's own headers ride on the request itself. WeakMaps keyed by
+ * The attempt's hooks ride on the request itself. WeakMaps keyed by
  * the request kept each request's whole graph (ctx, timers, body) alive past the young generation:
  * ephemeron entries wait for a full mark-compact, so everything was promoted (issue #17;
  * hot-path-profile.md §3: about 175 µs of GC per small request).
  */
 const HOOKS = Symbol('junction.attemptHooks');
-const CLIENT_HEADERS = Symbol('junction.clientHeaders');
-type ProxiedRequest = IncomingMessage & { [HOOKS]?: AttemptHooks; [CLIENT_HEADERS]?: IncomingHttpHeaders };
+type ProxiedRequest = IncomingMessage & { [HOOKS]?: AttemptHooks };
 /** The exchange a listener shared by every request serves, kept on the emitter it listens to. */
 const EXCHANGE = Symbol('junction.nativeExchange');
 
@@ -100,12 +99,11 @@ export class Passthrough {
     const outgoing = upload ? formBody(upload, route) : jsonBody(raw as BodyBytes, scan as JsonScan, state, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
-    // The client's own headers: each attempt filters them afresh for its target.
-    const incoming = req[CLIENT_HEADERS] ?? req.headers;
-    req[CLIENT_HEADERS] = incoming;
-    req.headers = target.filterHeaders(incoming, outgoing.shape);
+    // The client's own headers, kept in the state: each attempt filters them afresh for its target.
+    const forwarded = target.filterHeaders(state.headers, outgoing.shape);
     // With traces on, the attempt's span continues upstream in place of the client's (issue #16).
-    if (state.traceparent) req.headers['traceparent'] = state.traceparent;
+    if (state.traceparent) forwarded['traceparent'] = state.traceparent;
+    req.headers = forwarded;
     state.outcome.kind = 'native';
     const provider = target.providerId;
     return new Promise((resolve) => {
@@ -225,6 +223,7 @@ class NativeExchange implements AttemptHooks, AbortListener {
     this.#timers.responded(proxyRes);
     proxyRes.on('error', ignore); // every ending is read from 'close'
     const status = proxyRes.statusCode ?? 502;
+    const headers = proxyRes.headers; // a getter of a megamorphic load each read: read once (native-relay.ts)
     state.outcome.upstreamStatus = status;
     const upstreamId = upstreamRequestIdIn(proxyRes.rawHeaders);
     if (upstreamId !== undefined) state.outcome.upstreamRequestId = upstreamId;
@@ -238,31 +237,31 @@ class NativeExchange implements AttemptHooks, AbortListener {
     }
     if (retryClassOf(status) !== 'never') {
       void readErrorBody(proxyRes, () => this.#timers.touch()).then((read) => {
-        const header = (name: string): string | undefined => headerText(proxyRes.headers[name]);
+        const header = (name: string): string | undefined => headerText(headers[name]);
         const retryAfter = retryAfterMs(header);
         const error = errorFromBody(read?.body ?? '', status, provider, retryHeaders(header));
         // The upstream's own answer is passed on only whole; a cut one would be invalid JSON.
         const whole = read !== null && !read.truncated;
-        const rawAnswer = whole ? { status, headers: filterResponseHeaders(proxyRes.headers), body: read.body } : undefined;
+        const rawAnswer = whole ? { status, headers: filterResponseHeaders(headers), body: read.body } : undefined;
         this.#done(failed(statusFailure(status, error, retryAfter, rawAnswer)));
       });
       return;
     }
-    if (status < 300 && proxyRes.headers['content-type']?.startsWith('text/event-stream') === true) {
+    if (status < 300 && headers['content-type']?.startsWith('text/event-stream') === true) {
       // A stream is committed to at its first whole event: one that opens with an error
       // (an overloaded_error under HTTP 200) is still a failure the loop may retry.
       void awaitFirstEvent(proxyRes, FORMAT_OF[this.endpoint], provider, this.#timers, terminatorOf(this.endpoint, this.head)).then((first) => {
         if (this.#settled) return;
-        if (first.kind === 'events') this.#commitTo(proxyRes, first.primed);
+        if (first.kind === 'events') this.#commitTo(proxyRes, headers, first.primed);
         else this.#done(failed(first.kind === 'error' ? statusFailure(first.error.status, first.error, null) : failureOf(first.error)));
       });
       return;
     }
-    this.#commitTo(proxyRes, undefined);
+    this.#commitTo(proxyRes, headers, undefined);
   }
 
   /** From here the client gets this answer: nothing after it is retried. */
-  #commitTo(proxyRes: UpstreamAnswer, primed: Primed | undefined): void {
+  #commitTo(proxyRes: UpstreamAnswer, upstreamHeaders: IncomingHttpHeaders, primed: Primed | undefined): void {
     this.#committed = true;
     this.attempt.commit();
     const ctx = this.ctx;
@@ -280,7 +279,7 @@ class NativeExchange implements AttemptHooks, AbortListener {
     // on(), not once(): 'close' comes once, and once() wraps each listener in a bound function.
     res[EXCHANGE] = this;
     res.on('close', onClientClose);
-    this.#interrupt = relayNative({ ctx, provider: this.provider, proxyRes, timers: this.#timers, primed });
+    this.#interrupt = relayNative({ ctx, provider: this.provider, proxyRes, upstreamHeaders, timers: this.#timers, primed });
     // Registered after the relay's own close handler (usage, interruption), so that one has
     // run first. It was a setImmediate after it (issue #17): a turn of the event loop per
     // request, with the settlement's group commit waiting a turn more behind it.

@@ -12,9 +12,10 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  */
 export function createAuth(keys: KeyStore): GatewayMiddleware {
   return (ctx, next) => {
-    // Read from Node's headers, as ctx.get() does, without its lower-casing: each read here is a
-    // named load of its own, where ctx.get's one keyed load sees every header name (issue #17).
-    const headers = ctx.req.headers;
+    // Node's headers, as ctx.get() reads them, without its lower-casing: each read here is a named
+    // load of its own, where ctx.get's one keyed load sees every header name (issue #17). Read
+    // once per request into the state (request-state.ts).
+    const headers = ctx.state.headers;
     const headerKey = (headerText(headers['x-api-key']) ?? '').trim();
     const authorization = headers['authorization'] ?? '';
     let bearer = '';

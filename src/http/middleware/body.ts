@@ -42,8 +42,8 @@ export function createBodyReader(options: BodyReaderOptions): GatewayMiddleware 
   const check = options.check;
   const knownFormat = check === undefined ? undefined : knownFormatOf(check);
   return async (ctx, next) => {
-    // Node's headers read directly, as in auth.ts (ctx.get's value, without its keyed load).
-    const headers = ctx.req.headers;
+    // Node's headers, read once per request (request-state.ts), as in auth.ts.
+    const headers = ctx.state.headers;
     const encoding = (headers['content-encoding'] ?? '').trim().toLowerCase();
     const decoder = bodyDecoder(encoding);
     if (decoder === undefined) throw ERR.unsupportedEncoding(encoding, ZSTD_SUPPORTED);

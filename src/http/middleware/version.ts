@@ -13,7 +13,7 @@ export function createVersionCheck(minimum = '2023-06-01'): GatewayMiddleware {
   // Only accepted values are kept, and only a few, so a client cannot grow the set.
   const accepted = new Set<string>();
   return (ctx, next) => {
-    const sent = ctx.req.headers['anthropic-version'];
+    const sent = ctx.state.headers['anthropic-version'];
     const version = (typeof sent === 'string' ? sent : (sent?.[0] ?? '')).trim();
     if (!accepted.has(version)) {
       if (version === '') throw ERR.versionMissing();

@@ -207,17 +207,24 @@ export class SqliteStore implements Store {
       released, charged, charged, entry.keyId,
     );
     const u = entry.usage;
-    this.#sql(
-      `INSERT INTO ledger (request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
-         cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
-         started_at, first_byte_ms, duration_ms, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route,
-      u.input, u.output, u.cacheRead, u.cacheWrite, u.reasoning, entry.cost, charged, entry.cost - charged,
-      entry.status, entry.outcome, entry.estimated ? 1 : 0, isoTime(entry.startedAt.getTime()), entry.firstByteMs, entry.durationMs,
-      u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
-    );
+    const started = isoTime(entry.startedAt.getTime());
+    const uncollected = entry.cost - charged;
+    const estimated = entry.estimated ? 1 : 0;
+    // A text request's media counts are all 0, the columns' default: its row leaves them out, seven
+    // values fewer to bind and convert (issue #17, twenty-eighth session). Arguments, not an array:
+    // better-sqlite3 reads an array's elements one API call at a time.
+    if (!u.inputImage && !u.outputImage && !u.images && !u.characters && !u.inputAudio && !u.outputAudio && !u.audioMs) {
+      this.#sql(TEXT_LEDGER_ROW).run(
+        entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route, u.input, u.output, u.cacheRead,
+        u.cacheWrite, u.reasoning, entry.cost, charged, uncollected, entry.status, entry.outcome, estimated, started, entry.firstByteMs, entry.durationMs,
+      );
+    } else {
+      this.#sql(LEDGER_ROW).run(
+        entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route, u.input, u.output, u.cacheRead,
+        u.cacheWrite, u.reasoning, entry.cost, charged, uncollected, entry.status, entry.outcome, estimated, started, entry.firstByteMs, entry.durationMs,
+        u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
+      );
+    }
     return { charged, uncollected: entry.cost - charged };
   }
 
@@ -375,6 +382,17 @@ const KEY_ROWS = `SELECT keys.id, name, sha256, prefix, source, models, rpm, tpm
   FROM keys JOIN key_counters c ON c.key_id = keys.id`;
 
 /** The store's timestamps (a hold's `created_at` on every request among them): toISOString's text, formatted once a second (util/iso-time.ts). */
+/**
+ * A ledger row, and a text request's row, which leaves the media counts (issue #13) at their
+ * default 0. Made once: #sql finds a statement by its text, and a string built per call would be
+ * hashed afresh each time.
+ */
+const LEDGER_COLUMNS = `request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens, cache_read_tokens,
+  cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated, started_at, first_byte_ms, duration_ms`;
+const LEDGER_VALUES = Array.from({ length: 21 }, () => '?').join(', ');
+const TEXT_LEDGER_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}) VALUES (${LEDGER_VALUES})`;
+const LEDGER_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens,
+  audio_ms) VALUES (${LEDGER_VALUES}, ?, ?, ?, ?, ?, ?, ?)`;
 const now = (): string => isoTime(Date.now());
 const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));
 const max0 = (value: bigint): bigint => (value > 0n ? value : 0n);
