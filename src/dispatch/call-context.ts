@@ -84,10 +84,14 @@ export function callContextOf(ctx: GatewayContext, log: Logger, cancel: Cancella
     stream: ctx.state.body?.['stream'] === true,
     endpoint: route.endpoint,
     // The client's headers as they came (request-state.ts): a native attempt before this one
-    // replaced Node's own with the ones it forwarded.
+    // replaced Node's own with the ones it forwarded. Read as Koa's ctx.get reads them, Referer
+    // and Referrer alike.
     header: (name) => {
       const lower = name.toLowerCase();
-      return CREDENTIAL_HEADERS.has(lower) ? undefined : headerText(ctx.state.headers[lower]) || undefined;
+      if (CREDENTIAL_HEADERS.has(lower)) return undefined;
+      const headers = ctx.state.headers;
+      const value = lower === 'referer' || lower === 'referrer' ? (headers['referrer'] || headers['referer']) : headers[lower];
+      return headerText(value) || undefined;
     },
     get signal() {
       return cancel.signal;

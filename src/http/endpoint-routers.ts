@@ -5,8 +5,9 @@ import type { GatewayMiddleware, GatewayState } from './state.ts';
  * The model endpoints' routes, each in the shared router and also in a router of its own, found by
  * the request's exact path. @koa/router tests every route's expression on every request
  * (`Router#match` walks its whole stack): with the model endpoints, the listings and the health
- * routes in one router, that was 18 expressions for each model request, about 4,500 instructions
- * (issue #17, twenty-eighth session, callgrind). A router of one route tests one.
+ * routes in one router, that was 18 expressions for each model request (17 with `/metrics` off),
+ * about 4,500 instructions (issue #17, twenty-eighth session, callgrind). A router of one route
+ * tests one.
  *
  * A path the index does not hold exactly (`/V1/Messages`, a trailing slash: @koa/router matches
  * both) falls through to the shared router, which holds every route; so does a method the route

@@ -225,7 +225,7 @@ export class SqliteStore implements Store {
         u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
       );
     }
-    return { charged, uncollected: entry.cost - charged };
+    return { charged, uncollected };
   }
 
   async generation(requestId: string, keyId: number): Promise<LedgerRow | undefined> {
@@ -381,7 +381,6 @@ function useWal(db: Database.Database): void {
 const KEY_ROWS = `SELECT keys.id, name, sha256, prefix, source, models, rpm, tpm, concurrency, disabled, removed, c.balance, c.held, c.spent, c.requests
   FROM keys JOIN key_counters c ON c.key_id = keys.id`;
 
-/** The store's timestamps (a hold's `created_at` on every request among them): toISOString's text, formatted once a second (util/iso-time.ts). */
 /**
  * A ledger row, and a text request's row, which leaves the media counts (issue #13) at their
  * default 0. Made once: #sql finds a statement by its text, and a string built per call would be
@@ -393,6 +392,7 @@ const LEDGER_VALUES = Array.from({ length: 21 }, () => '?').join(', ');
 const TEXT_LEDGER_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}) VALUES (${LEDGER_VALUES})`;
 const LEDGER_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}, input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens,
   audio_ms) VALUES (${LEDGER_VALUES}, ?, ?, ?, ?, ?, ?, ?)`;
+/** The store's timestamps (a hold's `created_at` on every request among them): toISOString's text, formatted once a second (util/iso-time.ts). */
 const now = (): string => isoTime(Date.now());
 const json = (value: readonly string[] | null): string | null => (value === null ? null : JSON.stringify(value));
 const max0 = (value: bigint): bigint => (value > 0n ? value : 0n);
