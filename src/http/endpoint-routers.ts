@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { GatewayMiddleware, GatewayState } from './state.ts';
+import type { GatewayContext, GatewayMiddleware, GatewayState } from './state.ts';
 
 /**
  * The model endpoints' routes, each in the shared router and also in a router of its own, found by
@@ -16,10 +16,14 @@ import type { GatewayMiddleware, GatewayState } from './state.ts';
 export class EndpointRouters {
   readonly #byPath = new Map<string, GatewayMiddleware>();
 
-  constructor(readonly shared: Router<GatewayState>) {}
+  readonly #shared: Router<GatewayState>;
+
+  constructor(shared: Router<GatewayState>) {
+    this.#shared = shared;
+  }
 
   post(path: string, chain: GatewayMiddleware): void {
-    this.shared.post(path, chain);
+    this.#shared.post(path, chain);
     const own = new Router<GatewayState>();
     own.post(path, chain);
     this.#byPath.set(path, own.routes() as GatewayMiddleware);
@@ -33,4 +37,24 @@ export class EndpointRouters {
       return routes === undefined ? next() : routes(ctx, next);
     };
   }
+}
+
+/**
+ * @koa/router adds these to each request's context as it routes, one at a time. A context took
+ * nine shapes on its way, and each of Koa's and the chain's reads of it that saw several of them
+ * was a megamorphic load (issue #17, twenty-eighth session). Added first by the request context,
+ * in the router's own order and as it would find them (absent reads as undefined), every context
+ * has its final shape from the start, and the router's writes only change values.
+ */
+export function addRouterFields(ctx: GatewayContext): void {
+  const routed = ctx as unknown as Record<string, unknown>;
+  routed['matched'] = undefined;
+  routed['router'] = undefined;
+  routed['routeMatched'] = undefined;
+  routed['_matchedRoute'] = undefined;
+  routed['captures'] = undefined;
+  routed['params'] = undefined;
+  routed['routerPath'] = undefined;
+  routed['routerName'] = undefined;
+  (ctx.request as unknown as Record<string, unknown>)['params'] = undefined;
 }
