@@ -3,6 +3,7 @@ import type { SseEvent } from '../plugin-host/api.ts';
 import { asArray, asNumber, asObject, asString, isObject, type Json } from './convert/json.ts';
 import { EventTemplates, holesAt, type Holes } from './event-template.ts';
 import { TemplatedEvent } from './templated-event.ts';
+import { empty } from '../util/arrays.ts';
 
 /**
  * Upstream SSE events → typed objects of the upstream's format. An in-band error, a malformed
@@ -213,7 +214,7 @@ export async function* parsedEvents(events: AsyncIterable<SseEvent>, parser: Eve
   for await (const event of events) {
     const done = parser.push(event, out);
     yield* out;
-    out.length = 0;
+    empty(out);
     if (done) return;
   }
   parser.end();

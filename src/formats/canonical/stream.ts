@@ -1,6 +1,7 @@
 import type { SseEvent } from '../../plugin-host/api.ts';
 import type { Json } from '../convert/json.ts';
 import type { EventParser } from '../upstream-events.ts';
+import { empty } from '../../util/arrays.ts';
 import type { CanonicalStop, CanonicalUsage } from './answer.ts';
 
 /**
@@ -125,7 +126,7 @@ export async function* translateBatches(
           failure = { error };
           t.cut(made);
         }
-        inputs.length = 0;
+        empty(inputs);
         if (failure || terminated) break;
       }
       if (t.out.length > 0) yield t.out;
@@ -182,7 +183,7 @@ class Translation {
 
   /** Reused rather than replaced (no array per chunk): its events were all handed on. */
   clear(): void {
-    this.#out.length = 0;
+    empty(this.#out);
   }
 
   /** Drops the client's events past `length`: what an input that then failed had made. */
@@ -198,6 +199,6 @@ class Translation {
       }
       this.#encoder.push(event, this.#out);
     }
-    this.#canonical.length = 0;
+    empty(this.#canonical);
   }
 }
