@@ -2,6 +2,7 @@ import { sendResponsesAnswer } from './responses-result.ts';
 import { sendTranscription } from './transcription-result.ts';
 import { ERR, GatewayError } from '../errors.ts';
 import type { Json } from '../formats/convert/json.ts';
+import { TemplatedEvent } from '../formats/templated-event.ts';
 import { FORMAT_OF, type Endpoint, type TokenUsage, type WireFormat } from '../formats/wire.ts';
 import { CLIENT_DISCONNECTED, type GatewayContext } from '../http/state.ts';
 import type { Logger } from '../log.ts';
@@ -192,6 +193,12 @@ export async function sendStream(
   const deltaChars = format === 'messages' ? messagesDeltaChars : format === 'responses' ? responsesDeltaChars : chatDeltaChars;
   // A promise only when the client's buffer is full: one await per event less (issue #17).
   const send = (value: Json): Promise<void> | undefined => {
+    // A translated stream's text delta carries no usage and writes its own frame: none of the
+    // property reads below, which see every shape of a stream's events (issue #17).
+    if (value instanceof TemplatedEvent) {
+      outputChars += value.outputChars();
+      return writer.write(value.frame());
+    }
     let event = value;
     const carriesUsage = applyUsage(usage, event);
     if (carriesUsage) sawUsage = true;

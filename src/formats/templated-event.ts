@@ -9,4 +9,12 @@
 export abstract class TemplatedEvent {
   [key: string]: unknown;
   abstract json(): string;
+  /**
+   * Its whole SSE frame in the format it belongs to: the bytes sse/encode.ts writes for it. The
+   * stream writer takes it from here without reading the event's properties, which at that site
+   * see every event shape of a stream and so are megamorphic lookups (issue #17).
+   */
+  abstract frame(): string;
+  /** Characters of model output it carries, for a cut stream's estimate (dispatch/send-result.ts). A templated event never carries usage. */
+  abstract outputChars(): number;
 }

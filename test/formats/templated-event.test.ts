@@ -24,6 +24,9 @@ describe('templated stream events', () => {
         expect(event.json()).to.equal(JSON.stringify(plain));
         expect(JSON.stringify(event)).to.equal(JSON.stringify(plain));
         expect(messagesEventFrame(event)).to.equal(`event: content_block_delta\ndata: ${JSON.stringify(plain)}\n\n`);
+        // What the stream writer takes from it instead of reading its properties (send-result.ts).
+        expect(event.frame()).to.equal(messagesEventFrame(plain));
+        expect(event.outputChars()).to.equal(t.length);
       }),
       { numRuns: 2000 },
     );
@@ -37,6 +40,8 @@ describe('templated stream events', () => {
         expect(chunk.json()).to.equal(JSON.stringify(plain));
         expect(JSON.stringify(chunk)).to.equal(JSON.stringify(plain));
         expect(chatChunkFrame(chunk)).to.equal(`data: ${JSON.stringify(plain)}\n\n`);
+        expect(chunk.frame()).to.equal(chatChunkFrame(plain));
+        expect(chunk.outputChars()).to.equal(t.length);
       }),
       { numRuns: 2000 },
     );

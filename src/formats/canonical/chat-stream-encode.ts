@@ -194,4 +194,12 @@ export class TextChunk extends TemplatedEvent {
     const shape = this.#shape;
     return `${field === 'content' ? shape.content : shape.refusal}${jsonString(this.choices[0].delta[field] ?? '')}${shape.tail}`;
   }
+
+  frame(): string {
+    return `data: ${this.json()}\n\n`;
+  }
+
+  outputChars(): number {
+    return (this.choices[0].delta[this.#field] ?? '').length;
+  }
 }

@@ -105,4 +105,12 @@ export class TextDelta extends TemplatedEvent {
   json(): string {
     return `{"type":"content_block_delta","index":${this.index},"delta":{"type":"text_delta","text":${jsonString(this.delta.text)}}}`;
   }
+
+  frame(): string {
+    return `event: content_block_delta\ndata: ${this.json()}\n\n`;
+  }
+
+  outputChars(): number {
+    return this.delta.text.length;
+  }
 }
