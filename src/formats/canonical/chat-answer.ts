@@ -138,7 +138,9 @@ export function textOf(content: unknown): string {
  * deltas: most formats' answers cannot hold images, so they become Markdown images (peers.md §2 #34).
  */
 export function imagesAsMarkdown(images: unknown): string {
-  return asArray(images)
+  // Most chunks have none: no arrays and closures per chunk for nothing (issue #17).
+  if (!Array.isArray(images) || images.length === 0) return '';
+  return images
     .map((raw) => asString(asObject(asObject(raw)['image_url'])['url']))
     .filter((url): url is string => url !== undefined && url !== '')
     .map(imageMarkdown)

@@ -17,7 +17,11 @@ export interface ReasoningPiece {
 /** Only Anthropic's own signatures and encrypted blocks can ever be replayed to Claude. */
 const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
 
-export function reasoningPieces(source: Json): ReasoningPiece[] {
+/** What a delta without reasoning gives: most of a stream's chunks (issue #17: no array per chunk). */
+const NONE: readonly ReasoningPiece[] = Object.freeze([]);
+
+export function reasoningPieces(source: Json): readonly ReasoningPiece[] {
+  if (source['reasoning_details'] === undefined && source['reasoning_content'] === undefined && source['reasoning'] === undefined) return NONE;
   const pieces: ReasoningPiece[] = [];
   let detailText = false;
   for (const raw of asArray(source['reasoning_details'])) {
