@@ -1,6 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { headerText } from './headers.ts';
+import { requestOptions } from './request-options.ts';
 import type { UpstreamTimers } from './upstream-timers.ts';
 import type { Cancellable } from '../util/clock.ts';
 
@@ -27,11 +28,9 @@ export function postJson(
   timers: UpstreamTimers,
 ): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'POST',
-      agent,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length, 'accept-encoding': 'identity' },
-    });
+    const request = (url.protocol === 'https:' ? https : http).request(
+      requestOptions(url, 'POST', agent, { ...headers, 'content-type': 'application/json', 'content-length': body.length, 'accept-encoding': 'identity' }),
+    );
     // node:http's `signal` destroys the request on abort; so does this, and the hook goes with it.
     request.once('close', cancel.onAbort(() => request.destroy()));
     timers.watch(request);
