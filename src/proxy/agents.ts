@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { LeanHttpAgent, LeanHttpsAgent } from './lean-agents.ts';
 
 interface Pools {
   readonly http: http.Agent;
@@ -25,7 +26,7 @@ export class UpstreamAgents {
       // copies the agent's options, one by one into a dictionary, in Agent#addRequest: three
       // fewer cost a translated request about 5k instructions (issue #17, twenty-ninth session).
       const options = { keepAlive: true } as const;
-      pools = { http: new http.Agent(options), https: new https.Agent(options) };
+      pools = { http: new LeanHttpAgent(options), https: new LeanHttpsAgent(options) };
       this.#pools.set(provider, pools);
     }
     return url.protocol === 'https:' ? pools.https : pools.http;
