@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createProxyServer } from 'http-proxy-3';
+import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import { LeanHttpAgent, LeanHttpsAgent } from '../../src/proxy/lean-agents.ts';
 
 /**
@@ -34,7 +34,7 @@ async function listen(server: http.Server | https.Server): Promise<string> {
 }
 
 /** One request through the proxy: its status and body, or the proxy's error. */
-async function through(proxy: ReturnType<typeof createProxyServer>, target: string, agent: http.Agent, path: string): Promise<{ status: number; body: string } | { error: string }> {
+async function through(proxy: ProxyServer, target: string, agent: http.Agent, path: string): Promise<{ status: number; body: string } | { error: string }> {
   const front = http.createServer((req, res) => {
     proxy.web(req, res, { target, agent }, (err) => {
       res.statusCode = 502;
