@@ -17,7 +17,11 @@ type AddRequest = (this: http.Agent, req: http.ClientRequest, options: unknown, 
 
 const addRequest = (http.Agent.prototype as unknown as { addRequest: AddRequest }).addRequest;
 
-/** The options a request set, as a plain object; anything else (the legacy host string) as it is. */
+/**
+ * The options a request set, as a plain object; anything else (the legacy host string) as it is.
+ * ClientRequest passes a null-prototype object, so `for…in` sees exactly the own keys a spread
+ * would copy.
+ */
 function setOnly(options: unknown): unknown {
   if (typeof options !== 'object' || options === null) return options;
   const set: Record<string, unknown> = {};
