@@ -23,8 +23,8 @@ export class UpstreamAgents {
     if (!pools) {
       // Only keepAlive is given: Node's defaults are what the pools want (maxSockets Infinity,
       // maxFreeSockets 256, scheduling 'lifo'; agents.test.ts holds them to it). Every request
-      // copies the agent's options, one by one into a dictionary, in Agent#addRequest: three
-      // fewer cost a translated request about 5k instructions (issue #17, twenty-ninth session).
+      // copies the agent's options, one by one into a dictionary, in Agent#addRequest (issue #17,
+      // twenty-ninth session; lean-agents.ts).
       const options = { keepAlive: true } as const;
       pools = { http: new LeanHttpAgent(options), https: new LeanHttpsAgent(options) };
       this.#pools.set(provider, pools);

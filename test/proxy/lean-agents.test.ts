@@ -57,13 +57,22 @@ async function through(proxy: ProxyServer, target: string, agent: http.Agent, pa
   }
 }
 
+/** Runs `body` against an upstream on a free port, then closes both the upstream and the agent. */
+async function withUpstream(upstream: http.Server | https.Server, agent: http.Agent, body: (port: string) => Promise<void>): Promise<void> {
+  const port = await listen(upstream);
+  try {
+    await body(port);
+  } finally {
+    agent.destroy();
+    upstream.close();
+  }
+}
+
 describe('LeanHttpAgent and LeanHttpsAgent', () => {
   it('serve http-proxy-3 over kept-alive connections', async () => {
-    const upstream = http.createServer(answer);
-    const port = await listen(upstream);
     const agent = new LeanHttpAgent({ keepAlive: true });
     const proxy = createProxyServer({});
-    try {
+    await withUpstream(http.createServer(answer), agent, async (port) => {
       const first = await through(proxy, `http://127.0.0.1:${port}`, agent, '/v1/chat/completions?x=1');
       const second = await through(proxy, `http://127.0.0.1:${port}`, agent, '/v1/messages');
       expect(first).to.have.property('status', 200);
@@ -71,18 +80,13 @@ describe('LeanHttpAgent and LeanHttpsAgent', () => {
       expect([method, url]).to.deep.equal(['POST', '/v1/chat/completions?x=1']);
       // The same connection: the pool's name for it did not change with the options left out.
       expect((second as { body: string }).body).to.equal(`POST /v1/messages ${clientPort}`);
-    } finally {
-      agent.destroy();
-      upstream.close();
-    }
+    });
   });
 
   it('use a configured CA over TLS, and keep the connection', async () => {
-    const upstream = https.createServer({ cert, key }, answer);
-    const port = await listen(upstream);
     const agent = new LeanHttpsAgent({ keepAlive: true });
     const proxy = createProxyServer({ ca: cert.toString(), secure: true });
-    try {
+    await withUpstream(https.createServer({ cert, key }, answer), agent, async (port) => {
       const first = await through(proxy, `https://127.0.0.1:${port}`, agent, '/v1/messages');
       const second = await through(proxy, `https://localhost:${port}`, agent, '/v1/messages');
       const third = await through(proxy, `https://127.0.0.1:${port}`, agent, '/v1/messages');
@@ -92,23 +96,15 @@ describe('LeanHttpAgent and LeanHttpsAgent', () => {
       expect(portOf(third)).to.equal(portOf(first));
       // Another host name is another pool entry (and another certificate check, by that name).
       expect(portOf(second)).to.not.equal(portOf(first));
-    } finally {
-      agent.destroy();
-      upstream.close();
-    }
+    });
   });
 
   it('refuse an upstream certificate nobody vouches for', async () => {
-    const upstream = https.createServer({ cert, key }, answer);
-    const port = await listen(upstream);
     const agent = new LeanHttpsAgent({ keepAlive: true });
     const proxy = createProxyServer({ secure: true });
-    try {
+    await withUpstream(https.createServer({ cert, key }, answer), agent, async (port) => {
       const result = await through(proxy, `https://127.0.0.1:${port}`, agent, '/v1/messages');
       expect(result).to.have.property('error').that.matches(/self[- ]signed/i);
-    } finally {
-      agent.destroy();
-      upstream.close();
-    }
+    });
   });
 });
