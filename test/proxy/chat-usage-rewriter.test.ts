@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
-import { ChatStreamRewriter } from '../../src/proxy/chat-usage-rewriter.ts';
+import { addCostToBody, ChatStreamRewriter, numberText } from '../../src/proxy/chat-usage-rewriter.ts';
 import { SseGuard } from '../../src/proxy/sse-guard.ts';
 import { splits } from '../support/splits.ts';
 
@@ -112,5 +112,38 @@ describe('ChatStreamRewriter (issue #4)', () => {
     const rewriter = new ChatStreamRewriter({ dropUsageChunk: true, addCost: () => 0 });
     expect(rewriter.push(chunk.subarray(0, 10)).length).to.equal(0);
     expect(Buffer.concat([rewriter.push(chunk.subarray(10)), rewriter.flush()]).equals(chunk)).to.equal(true);
+  });
+});
+
+describe('addCostToBody (issue #4; issue #17)', () => {
+  const answer = (usage: string): Buffer =>
+    Buffer.from(`{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":${usage}}`);
+
+  it('writes a number as JSON.stringify would, for every double', () => {
+    fc.assert(fc.property(fc.double(), (value) => {
+      expect(numberText(value)).to.equal(JSON.stringify(value));
+    }), { numRuns: 2000 });
+    for (const value of [0, -0, 1e-7, 1.5e-12, 123456789012345680000, 1e21, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity]) {
+      expect(numberText(value), String(value)).to.equal(JSON.stringify(value));
+    }
+  });
+
+  it('splices usage.cost into a whole answer, every other byte as it was', () => {
+    for (const cost of [0, 0.000042, 1e-7, 3, 12.5]) {
+      for (const usage of ['{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}', '{}', '{"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":0}}']) {
+        const body = answer(usage);
+        const out = addCostToBody(body, () => cost);
+        const parsed = JSON.parse(out.toString()) as { usage: Record<string, unknown> };
+        expect(parsed, `${usage} ${cost}`).to.deep.equal({ ...(JSON.parse(body.toString()) as object), usage: { ...(JSON.parse(usage) as object), cost } });
+        expect(out.toString()).to.equal(body.toString().replace(/}$/, '').slice(0, -1) + `${usage === '{}' ? '' : ','}"cost":${JSON.stringify(cost)}}}`);
+      }
+    }
+  });
+
+  it('puts its own cost in place of one the usage had, and leaves an answer without usage as it is', () => {
+    const out = addCostToBody(answer('{"prompt_tokens":1,"cost":9}'), () => 0.5);
+    expect((JSON.parse(out.toString()) as { usage: unknown }).usage).to.deep.equal({ prompt_tokens: 1, cost: 0.5 });
+    const bare = Buffer.from('{"id":"x","choices":[]}');
+    expect(addCostToBody(bare, () => 0.5)).to.equal(bare);
   });
 });
