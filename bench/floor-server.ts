@@ -34,6 +34,7 @@ import { FORMAT_OF, PATH_OF } from '../src/formats/wire.ts';
 import { SseGuard } from '../src/proxy/sse-guard.ts';
 import { terminatorOf } from '../src/proxy/sse-terminator.ts';
 import { UpstreamTimers } from '../src/proxy/upstream-timers.ts';
+import { LeanHttpAgent } from '../src/proxy/lean-agents.ts';
 import { usageTapFor } from '../src/usage/tap.ts';
 import { ERR, type Surface } from '../src/errors.ts';
 import { writeErrorResponse } from '../src/http/write-error.ts';
@@ -88,8 +89,12 @@ interface FloorState {
   startedAt: number;
 }
 const PRICE = 3n; // per token, any unit: the arithmetic is what costs
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-const proxyOptions = { agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, ignorePath: true };
+// The stack-level savings Junction's passthrough makes, so the floor stays the least this stack
+// can cost (issue #17, thirtieth session): an agent that hands node:http only the options that are
+// set (src/proxy/lean-agents.ts), and `toProxy`, which spares http-proxy-3 a URL parse of the
+// client's path that `ignorePath` throws away (src/proxy/passthrough.ts).
+const agent = new LeanHttpAgent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+const proxyOptions = { agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, ignorePath: true, toProxy: true };
 const proxy = createProxyServer(proxyOptions);
 // As in Junction's passthrough (issue #17, twenty-second session): on Node 20 each request's copy of
 // extensible options got a map of its own, and every read of it missed its inline cache.
