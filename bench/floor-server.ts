@@ -35,6 +35,7 @@ import { SseGuard } from '../src/proxy/sse-guard.ts';
 import { terminatorOf } from '../src/proxy/sse-terminator.ts';
 import { UpstreamTimers } from '../src/proxy/upstream-timers.ts';
 import { LeanHttpAgent } from '../src/proxy/lean-agents.ts';
+import { upstreamPath } from '../src/proxy/passthrough.ts';
 import { usageTapFor } from '../src/usage/tap.ts';
 import { ERR, type Surface } from '../src/errors.ts';
 import { writeErrorResponse } from '../src/http/write-error.ts';
@@ -91,10 +92,10 @@ interface FloorState {
 const PRICE = 3n; // per token, any unit: the arithmetic is what costs
 // The stack-level savings Junction's passthrough makes, so the floor stays the least this stack
 // can cost (issue #17, thirtieth session): an agent that hands node:http only the options that are
-// set (src/proxy/lean-agents.ts), and `toProxy`, which spares http-proxy-3 a URL parse of the
-// client's path that `ignorePath` throws away (src/proxy/passthrough.ts).
+// set (src/proxy/lean-agents.ts), and the upstream's path handed over as the request's url with
+// `prependPath: false` and `toProxy`, so http-proxy-3 parses no URL (src/proxy/passthrough.ts).
 const agent = new LeanHttpAgent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-const proxyOptions = { agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, ignorePath: true, toProxy: true };
+const proxyOptions = { agent, changeOrigin: true, xfwd: false, selfHandleResponse: true, prependPath: false, toProxy: true };
 const proxy = createProxyServer(proxyOptions);
 // As in Junction's passthrough (issue #17, twenty-second session): on Node 20 each request's copy of
 // extensible options got a map of its own, and every read of it missed its inline cache.
@@ -245,6 +246,10 @@ const dispatch = (ctx: Context): Promise<void> => {
       ? { 'content-type': 'application/json', 'x-api-key': 'sim', 'anthropic-version': '2023-06-01', 'content-length': String(s.raw.length) }
       : { 'content-type': 'application/json', authorization: 'Bearer sim', 'content-length': String(s.raw.length) };
     ctx.req.headers = headers;
+    // The target parsed once, and its path on the request for the length of web(), as Junction's
+    // passthrough does (src/proxy/passthrough.ts): http-proxy-3 parses neither.
+    const clientUrl = ctx.req.url;
+    ctx.req.url = stream.path;
     proxy.web(ctx.req, ctx.res, { target: stream.target, buffer: bufferStream(s.raw) }, () => {
       // No answer came (a refused connection, or the first-byte deadline): the client is told, in
       // its own format as Junction tells it, and the hold released, charging nothing. Once an
@@ -255,6 +260,7 @@ const dispatch = (ctx: Context): Promise<void> => {
       writeErrorResponse(ctx.res, stream.surface, err, s.id);
       void settle(s, err.status, 0, 0).then(() => done());
     });
+    ctx.req.url = clientUrl;
   });
 };
 
@@ -304,8 +310,10 @@ function relayStream(ctx: Context, s: FloorState, stream: FloorStream, proxyRes:
   });
 }
 /** What a stream is relayed with, per endpoint, worked out once (the floor's bodies carry no `n`). */
-const streamOf = (endpoint: 'messages' | 'chat_completions', surface: Surface) =>
-  ({ endpoint, surface, format: FORMAT_OF[endpoint], terminator: terminatorOf(endpoint, undefined), target: `${upstream}${PATH_OF[endpoint]}` }) as const;
+const streamOf = (endpoint: 'messages' | 'chat_completions', surface: Surface) => {
+  const target = new URL(`${upstream}${PATH_OF[endpoint]}`);
+  return { endpoint, surface, format: FORMAT_OF[endpoint], terminator: terminatorOf(endpoint, undefined), target, path: upstreamPath(target) } as const;
+};
 const STREAM_OF = { messages: streamOf('messages', 'messages'), chat_completions: streamOf('chat_completions', 'chat') };
 type FloorStream = ReturnType<typeof streamOf>;
 /** The upstream's name in the errors the floor reports. */

@@ -27,16 +27,28 @@ export interface NativeTarget {
   readonly providerId: string;
   readonly url: string;
   readonly parsedUrl: URL;
+  /** The path and query sent upstream when the client sent no query (upstreamPath). */
+  readonly path: string;
   readonly filterHeaders: RequestHeaderFilter;
 }
 
 export function compileNativeTarget(providerId: string, endpoint: Endpoint, native: NativeUpstream, url: string): NativeTarget {
+  const parsedUrl = new URL(url);
   return {
     providerId,
     url,
-    parsedUrl: new URL(url),
+    parsedUrl,
+    path: upstreamPath(parsedUrl),
     filterHeaders: createRequestHeaderFilter(FORMAT_OF[endpoint], native.forwardHeaders ?? [], native.headers),
   };
+}
+
+/**
+ * The path and query a native request is sent to: what http-proxy-3 made of a target before
+ * (`new URL` of its pathname and search, a parse that returns them as they are), without the parse.
+ */
+export function upstreamPath(target: URL): string {
+  return `${target.pathname}${target.search}`;
 }
 
 /** Per-attempt hooks for http-proxy-3's server-wide events, found by the client request. */
@@ -72,11 +84,12 @@ export class Passthrough {
   constructor(log: Logger, agents: UpstreamAgents) {
     this.#log = log;
     this.#agents = agents;
-    // `toProxy` with `ignorePath`: http-proxy-3's setupOutgoing parses the client's path with
-    // `new URL` unless `toProxy` is set, and `ignorePath` then throws the result away (the path
-    // sent is the target's alone). `toProxy` has no other use in http-proxy-3 1.x; one URL parse
-    // less a request (issue #17, thirtieth session: 2.5-3 µs a request in a perf profile).
-    const options = { selfHandleResponse: true, changeOrigin: true, ignorePath: true, toProxy: true, xfwd: false };
+    // The path sent upstream is the target's, handed to http-proxy-3 as the request's url for the
+    // length of web() (serve): with `prependPath: false` and `toProxy`, its setupOutgoing joins
+    // that path to "/" as it is. The target's path (prependPath) and the client's (without toProxy)
+    // were each parsed with `new URL` on every request, about 11k instructions each (issue #17,
+    // thirtieth session); `toProxy` has no other use in http-proxy-3 1.x.
+    const options = { selfHandleResponse: true, changeOrigin: true, prependPath: false, toProxy: true, xfwd: false };
     this.#proxy = createProxyServer(options);
     // http-proxy-3 makes each request's options as `{ ...options, ...perRequest }`. On Node 20's V8
     // such a copy of an extensible object got a map of its own every time, so each of the ~20
@@ -102,6 +115,7 @@ export class Passthrough {
     state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
     const outgoing = upload ? formBody(upload, route) : jsonBody(raw as BodyBytes, scan as JsonScan, state, route, state.usageForced);
     const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
+    const path = url === target.parsedUrl ? target.path : upstreamPath(url);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     // The client's own headers, kept in the state: each attempt filters them afresh for its target.
     const forwarded = target.filterHeaders(state.headers, outgoing.shape);
@@ -128,7 +142,15 @@ export class Passthrough {
       }
       // A closure of the attempt's own, not a shared function: http-proxy-3 hands its callback only
       // the request, whose hooks a later attempt may have replaced by the time an old one errs.
-      this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url, provider), buffer: outgoing.source }, (err) => exchange.proxyFailed(err));
+      // web() reads req.url only before it returns (setupOutgoing); Koa and the rest of the chain
+      // see the client's own url again afterwards.
+      const clientUrl = req.url;
+      req.url = path;
+      try {
+        this.#proxy.web(req, res, { target: url, agent: this.#agents.for(url, provider), buffer: outgoing.source }, (err) => exchange.proxyFailed(err));
+      } finally {
+        req.url = clientUrl;
+      }
     });
   }
 }

@@ -64,6 +64,24 @@ describe('native passthrough', () => {
       await call(`${env.gw.url}/v1/chat/completions`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
       expect(env.upstream.last().url).to.equal('/v1/chat/completions');
     });
+
+    it('sends a base_url with a path of its own to that path, and the chain still sees the client\'s (issue #17)', async () => {
+      // The upstream's path rides on the client request for the length of http-proxy-3's web()
+      // (passthrough.ts): the request log, written after dispatch, must show the client's own.
+      const prefixed = await startGateway(standardConfig(env.upstream.url).replace(`${env.upstream.url}/v1"`, `${env.upstream.url}/tenant%20a/v1"`), { clock });
+      env.upstream.script(() => ({ body: FIXTURES.openaiText() }));
+      try {
+        prefixed.logs.lines.length = 0;
+        const res = await call(`${prefixed.url}/v1/chat/completions?trace=on`, { headers: CHAT_HEADERS, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] } });
+        expect(res.status).to.equal(200);
+        expect(env.upstream.last().url).to.equal('/tenant%20a/v1/chat/completions?trace=on');
+        const [line] = await prefixed.requestLogs(1);
+        expect(line).to.deep.include({ method: 'POST', path: '/v1/chat/completions', status: 200 });
+      } finally {
+        env.upstream.script(undefined);
+        await prefixed.close();
+      }
+    });
   });
 
   describe('request headers', () => {
