@@ -51,6 +51,22 @@ export function upstreamPath(target: URL): string {
   return `${target.pathname}${target.search}`;
 }
 
+/**
+ * The path a request with the client's query `query` is sent to: `upstreamPath(new URL(\`${url}?${query}\`))`,
+ * without the parse where the query holds only characters that parse leaves as they are, as
+ * Claude Code's `?beta=true` does. Those are the printable ASCII characters outside the WHATWG URL
+ * standard's special-query percent-encode set (space, `"`, `#`, `'`, `<`, `>`); `%` is copied
+ * whatever follows it. A target with a fragment of its own is parsed, as before, and so is any
+ * other query.
+ */
+export function pathWithQuery(target: Pick<NativeTarget, 'url' | 'parsedUrl' | 'path'>, query: string): string {
+  // A target URL ending in a bare `?` (an empty query, which the parsed URL drops) is parsed too.
+  const plainTarget = !target.url.includes('#') && (target.parsedUrl.search !== '' || !target.url.includes('?'));
+  if (plainTarget && PLAIN_QUERY.test(query)) return `${target.path}?${query}`;
+  return upstreamPath(new URL(`${target.url}?${query}`));
+}
+const PLAIN_QUERY = /^[!$-&(-;=?-~]+$/;
+
 /** Per-attempt hooks for http-proxy-3's server-wide events, found by the client request. */
 interface AttemptHooks {
   onProxyReq(proxyReq: ClientRequest): void;
@@ -114,8 +130,9 @@ export class Passthrough {
     // Chat streams always ask for usage, so the ledger has real counts (issue #4).
     state.usageForced = route.endpoint === 'chat_completions' && body['stream'] === true && !asksForUsage(body);
     const outgoing = upload ? formBody(upload, route) : jsonBody(raw as BodyBytes, scan as JsonScan, state, route, state.usageForced);
-    const url = ctx.querystring === '' ? target.parsedUrl : new URL(`${target.url}?${ctx.querystring}`);
-    const path = url === target.parsedUrl ? target.path : upstreamPath(url);
+    // Only the path carries the client's query: http-proxy-3 takes host, port and scheme from the target.
+    const url = target.parsedUrl;
+    const path = ctx.querystring === '' ? target.path : pathWithQuery(target, ctx.querystring);
     // http-proxy-3 copies req.headers upstream wholesale; hand it only the allowed ones.
     // The client's own headers, kept in the state: each attempt filters them afresh for its target.
     const forwarded = target.filterHeaders(state.headers, outgoing.shape);

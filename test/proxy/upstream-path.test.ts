@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { IncomingMessage } from 'node:http';
 import common from 'http-proxy-3/dist/lib/http-proxy/common.js';
-import { upstreamPath } from '../../src/proxy/passthrough.ts';
+import { pathWithQuery, upstreamPath } from '../../src/proxy/passthrough.ts';
 
 /**
  * The path http-proxy-3 sends a native request to (issue #17, thirtieth session). It used to get
@@ -50,6 +50,37 @@ describe('upstreamPath: the native request path without URL parses (issue #17)',
         expect(after(target)).to.equal(before(target, clientPath || '/'));
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe('pathWithQuery: the client\'s query on the upstream path (issue #17)', () => {
+  const targetOf = (url: string) => ({ url, parsedUrl: new URL(url), path: upstreamPath(new URL(url)) });
+  /** What a request with a query was sent to before: the target's text and the query, parsed. */
+  const parsed = (url: string, query: string): string => upstreamPath(new URL(`${url}?${query}`));
+  const targets = [
+    'http://127.0.0.1:8080/v1/messages',
+    'https://x.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21',
+    'http://h/v1/chat/completions?',
+    'http://h/v1/chat/completions#frag',
+    'http://h/caf%C3%A9/v1/messages?a=b c',
+  ];
+
+  it('is the parsed path for the queries clients send, and for awkward ones', () => {
+    const queries = ['beta=true', 'a=1&b=2', 'q=%zz%2', "q='x'", 'q=a b', 'q="x"', 'q=<x>', 'q=#x', 'q=é', 'q=\u0001', 'q={|}^`\\', 'a=1?b=2', '=', '&&', '%', '~!$()*+,;:@/?'];
+    for (const url of targets) {
+      for (const query of queries) expect(pathWithQuery(targetOf(url), query), `${url} ${query}`).to.equal(parsed(url, query));
+    }
+  });
+
+  it('is the parsed path for generated queries', () => {
+    const characters = fc.oneof(fc.constantFrom(...'!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ =&?%'.split('')), fc.string({ unit: 'binary', maxLength: 1 }));
+    fc.assert(
+      fc.property(fc.constantFrom(...targets), fc.array(characters, { maxLength: 40 }), (url, parts) => {
+        const query = parts.join('');
+        expect(pathWithQuery(targetOf(url), query)).to.equal(parsed(url, query));
+      }),
+      { numRuns: 5000 },
     );
   });
 });
