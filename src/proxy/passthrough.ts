@@ -29,6 +29,8 @@ export interface NativeTarget {
   readonly parsedUrl: URL;
   /** The path and query sent upstream when the client sent no query (upstreamPath). */
   readonly path: string;
+  /** Whether a plain client query may be appended to `path` as it is (pathWithQuery). */
+  readonly appendsQuery: boolean;
   readonly filterHeaders: RequestHeaderFilter;
 }
 
@@ -39,6 +41,7 @@ export function compileNativeTarget(providerId: string, endpoint: Endpoint, nati
     url,
     parsedUrl,
     path: upstreamPath(parsedUrl),
+    appendsQuery: appendsQuery(url, parsedUrl),
     filterHeaders: createRequestHeaderFilter(FORMAT_OF[endpoint], native.forwardHeaders ?? [], native.headers),
   };
 }
@@ -59,11 +62,18 @@ export function upstreamPath(target: URL): string {
  * whatever follows it. A target with a fragment of its own is parsed, as before, and so is any
  * other query.
  */
-export function pathWithQuery(target: Pick<NativeTarget, 'url' | 'parsedUrl' | 'path'>, query: string): string {
-  // A target URL ending in a bare `?` (an empty query, which the parsed URL drops) is parsed too.
-  const plainTarget = !target.url.includes('#') && (target.parsedUrl.search !== '' || !target.url.includes('?'));
-  if (plainTarget && PLAIN_QUERY.test(query)) return `${target.path}?${query}`;
+export function pathWithQuery(target: Pick<NativeTarget, 'url' | 'path' | 'appendsQuery'>, query: string): string {
+  if (target.appendsQuery && PLAIN_QUERY.test(query)) return `${target.path}?${query}`;
   return upstreamPath(new URL(`${target.url}?${query}`));
+}
+
+/**
+ * Whether a target takes a plain query appended to its path as it is: not one with a fragment,
+ * nor one ending in a bare `?` (an empty query, which the parsed URL drops). Worked out once per
+ * target, at start-up.
+ */
+export function appendsQuery(url: string, parsed: URL): boolean {
+  return !url.includes('#') && (parsed.search !== '' || !url.includes('?'));
 }
 const PLAIN_QUERY = /^[!$-&(-;=?-~]+$/;
 

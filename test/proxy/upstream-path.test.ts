@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { IncomingMessage } from 'node:http';
 import common from 'http-proxy-3/dist/lib/http-proxy/common.js';
-import { pathWithQuery, upstreamPath } from '../../src/proxy/passthrough.ts';
+import { appendsQuery, pathWithQuery, upstreamPath } from '../../src/proxy/passthrough.ts';
 
 /**
  * The path http-proxy-3 sends a native request to (issue #17, thirtieth session). It used to get
@@ -55,7 +55,7 @@ describe('upstreamPath: the native request path without URL parses (issue #17)',
 });
 
 describe('pathWithQuery: the client\'s query on the upstream path (issue #17)', () => {
-  const targetOf = (url: string) => ({ url, parsedUrl: new URL(url), path: upstreamPath(new URL(url)) });
+  const targetOf = (url: string) => ({ url, path: upstreamPath(new URL(url)), appendsQuery: appendsQuery(url, new URL(url)) });
   /** What a request with a query was sent to before: the target's text and the query, parsed. */
   const parsed = (url: string, query: string): string => upstreamPath(new URL(`${url}?${query}`));
   const targets = [
