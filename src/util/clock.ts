@@ -49,6 +49,11 @@ export interface Timers {
   now(): number;
   set(fire: () => void, ms: number): unknown;
   clear(handle: unknown): void;
+  /**
+   * Runs `fire` once the event loop has next looked for I/O (setImmediate): a timer that finds its
+   * deadline passed may be looking before the poll phase that reads what would have met it.
+   */
+  afterIo(fire: () => void): void;
 }
 
 /**
@@ -59,4 +64,5 @@ export const SYSTEM_TIMERS: Timers = {
   now: () => performance.now(),
   set: (fire, ms) => setTimeout(fire, ms),
   clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+  afterIo: (fire) => void setImmediate(fire),
 };

@@ -103,6 +103,7 @@ export function createTimerLists(base: Timers = UNREF_SYSTEM_TIMERS): TimerLists
       const entry = handle as Entry | undefined;
       if (entry?.fire) unlink(entry);
     },
+    afterIo: (fire) => base.afterIo(fire),
     get size() {
       return lists.size;
     },

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { UpstreamTimeout, UpstreamTimers } from '../../src/proxy/upstream-timers.ts';
 import type { Timeouts } from '../../src/config/types.ts';
@@ -104,6 +106,37 @@ for (const [title, on] of [['upstream timers', (c: ManualTimers): Timers => c], 
       expect(timers.fired?.kind).to.equal('total');
     });
 
+    // A timer that finds its deadline passed may be running after a stalled loop, before the poll
+    // phase that reads what was already waiting (issue #17: an idle timeout cut a healthy stream
+    // under a loaded CI run). `wait`'s second argument is what that poll phase brings.
+    it('a deadline found passed is judged again after the next poll for I/O: a chunk or an answer waiting there keeps the request', () => {
+      const { timers, socket } = start();
+      socket.emit('connect');
+      const response = new FakeStream();
+      timers.responded(response as unknown as IncomingMessage);
+      wait(80);
+      expect(timers.fired?.kind, 'nothing came in the poll: idle').to.equal('idle');
+
+      const second = start();
+      second.socket.emit('connect');
+      const answer = new FakeStream();
+      second.timers.responded(answer as unknown as IncomingMessage);
+      clock.advance(80, () => second.timers.touch());
+      expect(second.timers.fired, 'the chunk that was waiting').to.equal(undefined);
+      wait(79);
+      expect(second.timers.fired).to.equal(undefined);
+      wait(1);
+      expect(second.timers.fired?.kind, 'then a real silence').to.equal('idle');
+
+      const slow = pooled();
+      const late = new FakeStream();
+      clock.advance(150, () => slow.timers.responded(late as unknown as IncomingMessage));
+      expect(slow.timers.fired, 'the answer that was waiting').to.equal(undefined);
+      wait(80);
+      expect(slow.timers.fired?.kind).to.equal('idle');
+      expect(late.destroyedWith).to.equal(slow.timers.fired);
+    });
+
     it('arms one timer for a request answered and read within idle_ms, and still times out a slow first byte exactly', () => {
       let armed = 0;
       const set = clock.set.bind(clock);
@@ -132,3 +165,48 @@ for (const [title, on] of [['upstream timers', (c: ManualTimers): Timers => c], 
     });
   });
 }
+
+describe('upstream timers after a stalled event loop, on real sockets (issue #17)', () => {
+  it("a chunk already in the socket when the idle deadline is found passed keeps the stream: the poll phase reads it first", async () => {
+    // Time moves by hand, the loop's phases are real: the deadline is found passed in a check-phase
+    // callback while the upstream's next chunk waits in the socket, as after a stall. Before the
+    // deadline was judged again after the poll, this cut the stream.
+    const manual = new ManualTimers();
+    const timers: Timers = { now: () => manual.now(), set: (fire, ms) => manual.set(fire, ms), clear: (handle) => manual.clear(handle), afterIo: (fire) => void setImmediate(fire) };
+    let upstream: http.ServerResponse | undefined;
+    const server = http.createServer((_req, res) => {
+      upstream = res;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('a');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const watched = new UpstreamTimers(TIMEOUTS, timers);
+      const request = http.request({ host: '127.0.0.1', port, agent: false });
+      watched.watch(request);
+      const body = await new Promise<string>((resolve, reject) => {
+        request.on('error', reject);
+        request.on('response', (res) => {
+          watched.responded(res);
+          let text = '';
+          res.on('error', reject);
+          res.on('data', (chunk: Buffer) => {
+            watched.touch();
+            text += String(chunk);
+            // The second chunk is handed to the kernel, then the loop "stalls" past idle_ms.
+            if (text === 'a') upstream?.write('b', () => setImmediate(() => manual.advance(TIMEOUTS.idleMs + 50)));
+            if (text === 'ab') upstream?.end();
+          });
+          res.on('end', () => resolve(text));
+        });
+        request.end();
+      });
+      expect(watched.fired).to.equal(undefined);
+      expect(body).to.equal('ab');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

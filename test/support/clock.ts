@@ -35,12 +35,15 @@ export class TestClock implements Clock {
 /**
  * Timers driven by hand (issue #12): time moves only in `advance`, which runs every timer that
  * falls due on the way, in order, including those set meanwhile. A test of "80 ms of silence"
- * then means exactly that, however busy the machine is.
+ * then means exactly that, however busy the machine is. What a timer leaves to run after the next
+ * poll for I/O (`afterIo`) runs right after it: nothing arrives while time moves by hand, unless
+ * the test says what does (`advance`'s `io`).
  */
 export class ManualTimers implements Timers {
   #now = 0;
   #next = 0;
   readonly #due = new Map<number, { at: number; fire: () => void }>();
+  readonly #afterIo: (() => void)[] = [];
 
   now(): number {
     return this.#now;
@@ -61,7 +64,12 @@ export class ManualTimers implements Timers {
     return this.#due.size;
   }
 
-  advance(ms: number): void {
+  afterIo(fire: () => void): void {
+    this.#afterIo.push(fire);
+  }
+
+  /** `io`: what the poll phase after a timer that fired brings (a chunk, an answer), before what it left for after I/O runs. */
+  advance(ms: number, io?: () => void): void {
     const until = this.#now + ms;
     for (;;) {
       let soonest: [number, { at: number; fire: () => void }] | undefined;
@@ -70,6 +78,10 @@ export class ManualTimers implements Timers {
       this.#due.delete(soonest[0]);
       this.#now = soonest[1].at;
       soonest[1].fire();
+      if (this.#afterIo.length > 0) {
+        io?.();
+        for (const fire of this.#afterIo.splice(0)) fire();
+      }
     }
     this.#now = until;
   }

@@ -23,6 +23,7 @@ function lists() {
       pending.delete(handle);
       clock.clear(handle);
     },
+    afterIo: (fire) => clock.afterIo(fire),
   };
   const timers = createTimerLists(base);
   const fired: [string, number][] = [];
