@@ -2,6 +2,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText } from 'ai';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import OpenAI from 'openai';
 import type { RecordedRequest, Reply } from '../support/fake-upstream.ts';
 import { call, CHAT_HEADERS, expectNothingSentOrCharged, KEYS, PROVIDER_KEYS, standardConfig, generationOf, useUpstreamAndGateway } from '../support/gateway.ts';
@@ -482,3 +483,61 @@ describe('responses, native', () => {
     });
   });
 });
+
+// The companion routes' relay keeps the provider's timeouts as every upstream exchange does
+// (proxy/upstream-timers.ts). Short ones here, in a gateway of their own.
+const TIMED = { firstByteMs: 400, idleMs: 200 };
+const timedConfig = (url: string): string => config(url).replace('options: { formats: [chat_completions, responses] } }', `options: { formats: [chat_completions, responses] }, timeouts: { first_byte_ms: ${TIMED.firstByteMs}, idle_ms: ${TIMED.idleMs} } }`);
+
+describe('responses, native: the companion routes under the provider timeouts', () => {
+  const env = useUpstreamAndGateway(timedConfig);
+  const create = async (id: string): Promise<void> => {
+    env.upstream.script(() => ({ body: ANSWER.replace('resp_0320a1b2c3', id), headers: json }));
+    expect((await call(`${env.gw.url}/v1/responses`, { headers: CHAT_HEADERS, body: { model: 'gpt-5', input: 'remember me' } })).status).to.equal(200);
+  };
+
+  it('a replay read slower than idle_ms is the client\'s pace, not a silent upstream: all of it arrives', async function () {
+    this.timeout(60_000);
+    await create('resp_slow');
+    // 40 MB, more than the loopback buffers take up while the client reads nothing (as in the
+    // resilience suite's slow reader), so the gateway has to stop reading the upstream.
+    const spec = { events: 2000, bytes: 20000, format: 'chat' as const } as { events: number; bytes: number; format: 'chat'; written?: number; waiting?: boolean };
+    env.upstream.script(() => ({ flood: spec }));
+    const { res, done } = await getPaused(`${env.gw.url}/v1/responses/resp_slow?stream=true`);
+    expect(res.statusCode).to.equal(200);
+    // Unread for three times idle_ms: time must pass for the idle deadline to, so this is a real wait.
+    await new Promise((resolve) => setTimeout(resolve, TIMED.idleMs * 3));
+    expect(spec.waiting, 'the upstream is waiting for the gateway to read').to.equal(true);
+    res.resume();
+    const bytes = await done;
+    expect(spec.written).to.equal(spec.events);
+    expect(bytes).to.be.above(spec.events * spec.bytes);
+  });
+
+  it('an upstream that never answers is cut after first_byte_ms: 504 naming the timeout, in OpenAI\'s shape', async () => {
+    await create('resp_silent');
+    env.upstream.script(() => ({ hang: true }));
+    const got = await call(`${env.gw.url}/v1/responses/resp_silent`, { headers: CHAT_HEADERS });
+    expect(got.status).to.equal(504);
+    expect(got.json()['error']).to.deep.include({ type: 'api_error' });
+    expect(String((got.json()['error'] as Record<string, unknown>)['message'])).to.include('"openai-responses" timed out: no answer');
+  });
+});
+
+/** A GET left unread until the caller resumes it; `done` resolves with the bytes read, or rejects if the answer is cut. */
+function getPaused(url: string): Promise<{ res: http.IncomingMessage; done: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers: CHAT_HEADERS }, (res) => {
+      res.pause();
+      const done = new Promise<number>((finish, fail) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => finish(bytes));
+        res.on('error', fail);
+        res.on('aborted', () => fail(new Error('the answer was cut')));
+      });
+      resolve({ res, done });
+    });
+    req.on('error', reject);
+  });
+}

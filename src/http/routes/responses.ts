@@ -1,8 +1,10 @@
 import { upstreamRequestId } from '../../proxy/upstream-request-id.ts';
+import { UpstreamTimers } from '../../proxy/upstream-timers.ts';
+import type { Timeouts } from '../../config/types.ts';
 import http from 'node:http';
 import https from 'node:https';
 import Router from '@koa/router';
-import { ERR, GatewayError } from '../../errors.ts';
+import { ERR } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { LoadedProvider } from '../../plugin-host/loader.ts';
 import type { UpstreamAgents } from '../../proxy/agents.ts';
@@ -45,7 +47,7 @@ export function createResponsesRouter(auth: GatewayMiddleware, store: Store, pro
       const base = native?.endpoints.responses;
       if (!record || !provider || !native || base === undefined) throw ERR.responseNotFound(id, null);
       const url = new URL(`${base}/${id}${suffix}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
-      const status = await relay(ctx, url, native.headers, agents, record.provider, provider.config.timeouts.idleMs, log);
+      const status = await relay(ctx, url, native.headers, agents, record.provider, provider.config.timeouts, log);
       if (method === 'delete' && status < 300) await store.deleteResponse(id, key.id);
     });
   }
@@ -81,7 +83,7 @@ async function answerKept(ctx: GatewayContext, stored: StoredResponse, suffix: (
 }
 
 /** Sends the request upstream and pipes its answer back; resolves with the status once the answer has ended. */
-function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, string>>, agents: UpstreamAgents, provider: string, idleMs: number, log: Logger): Promise<number> {
+function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, string>>, agents: UpstreamAgents, provider: string, timeouts: Timeouts, log: Logger): Promise<number> {
   ctx.respond = false;
   const { res, state } = ctx;
   return new Promise((resolve) => {
@@ -90,15 +92,20 @@ function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, s
       agent: agents.for(url, provider),
       headers: { ...headers, accept: ctx.get('accept') || 'application/json', 'accept-encoding': 'identity', 'content-length': '0' },
     });
-    // A silent upstream (before or during its answer) is cut after the provider's idle timeout.
-    request.setTimeout(idleMs, () => request.destroy(ERR.upstreamTimeout(provider, 'idle', idleMs)));
+    // The provider's timeouts, as on every upstream exchange (proxy/upstream-timers.ts): its idle
+    // deadline waits while the client is slow to read a replay, and a stalled gateway is not a
+    // silent upstream. A socket timeout (`request.setTimeout`, before) cut a client that paused
+    // longer than idle_ms, blaming the upstream.
+    const timers = new UpstreamTimers(timeouts);
+    timers.watch(request);
     request.once('error', (err) => {
       log.warn({ req_id: state.requestId, provider, err: err.message }, 'upstream request failed');
       if (res.headersSent) res.destroy();
-      else writeErrorResponse(res, state.surface, err instanceof GatewayError ? err : ERR.upstreamUnreachable(provider), state.requestId);
+      else writeErrorResponse(res, state.surface, timers.fired ? ERR.upstreamTimeout(provider, timers.fired.kind, timers.fired.ms) : ERR.upstreamUnreachable(provider), state.requestId);
       resolve(502);
     });
     request.once('response', (answer) => {
+      timers.responded(answer);
       const status = answer.statusCode ?? 502;
       state.outcome.upstreamStatus = status;
       const upstreamId = upstreamRequestId((name) => answer.headers[name]);
@@ -113,7 +120,19 @@ function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, s
         return;
       }
       res.writeHead(status, filterResponseHeaders(answer.headers));
-      answer.pipe(res);
+      // Piped by hand, so the timers hear of the client's backpressure (pipe() pauses unheard).
+      const drained = (): void => {
+        timers.resume();
+        answer.resume();
+      };
+      answer.on('data', (chunk: Buffer) => {
+        timers.touch();
+        if (res.destroyed || res.write(chunk)) return;
+        answer.pause();
+        timers.hold();
+        res.once('drain', drained);
+      });
+      answer.once('end', () => res.end());
       answer.once('close', () => {
         // An answer cut short must not leave the client waiting for the rest.
         if (!answer.complete && !res.writableEnded) res.destroy();
