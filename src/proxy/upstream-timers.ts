@@ -32,8 +32,8 @@ export class UpstreamTimeout extends Error {
  * timers set and cleared per attempt were a visible share of the hot path). The timer is armed
  * for the earliest deadline; when it fires it checks which one has passed, and if none has (a
  * chunk moved the idle deadline on) it is armed again for the earliest. One that has passed is
- * checked once more after the loop's next poll for I/O before it fires (#onDue). A deadline that moves
- * later never re-arms it; one that moves earlier does.
+ * checked once more after the loop's next poll for I/O before it fires (#onDue). A deadline that
+ * moves later never re-arms it; one that moves earlier does.
  */
 export class UpstreamTimers {
   readonly #timeouts: Timeouts;
@@ -157,7 +157,7 @@ export class UpstreamTimers {
     // already waiting in the socket: after a stall, timers run before the poll phase that would
     // read it. So it is judged again once that phase has run, and a stalled gateway does not blame
     // a healthy upstream (issue #17: a Responses stream cut by its idle timeout at 1,536 of 4,000
-    // events in a loaded CI run; an 800 ms stall in a check-phase callback did it every time).
+    // events in a loaded CI run; an 800 ms stall in a poll- or check-phase callback did it every time).
     else this.#t.afterIo(this.#confirm);
   };
 
