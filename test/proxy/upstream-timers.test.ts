@@ -6,7 +6,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { UpstreamTimeout, UpstreamTimers } from '../../src/proxy/upstream-timers.ts';
 import type { Timeouts } from '../../src/config/types.ts';
 import { ManualTimers } from '../support/clock.ts';
-import type { Timers } from '../../src/util/clock.ts';
+import { SYSTEM_TIMERS, type Timers } from '../../src/util/clock.ts';
 import { createTimerLists } from '../../src/util/timer-lists.ts';
 
 /** Stand-ins for node:http's request, socket and response: just the events and destroy(). */
@@ -172,7 +172,7 @@ describe('upstream timers after a stalled event loop, on real sockets (issue #17
     // callback while the upstream's next chunk waits in the socket, as after a stall. Before the
     // deadline was judged again after the poll, this cut the stream.
     const manual = new ManualTimers();
-    const timers: Timers = { now: () => manual.now(), set: (fire, ms) => manual.set(fire, ms), clear: (handle) => manual.clear(handle), afterIo: (fire) => void setImmediate(fire) };
+    const timers: Timers = { now: () => manual.now(), set: (fire, ms) => manual.set(fire, ms), clear: (handle) => manual.clear(handle), afterIo: SYSTEM_TIMERS.afterIo };
     let upstream: http.ServerResponse | undefined;
     const server = http.createServer((_req, res) => {
       upstream = res;

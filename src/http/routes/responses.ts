@@ -120,19 +120,12 @@ function relay(ctx: GatewayContext, url: URL, headers: Readonly<Record<string, s
         return;
       }
       res.writeHead(status, filterResponseHeaders(answer.headers));
-      // Piped by hand, so the timers hear of the client's backpressure (pipe() pauses unheard).
-      const drained = (): void => {
-        timers.resume();
-        answer.resume();
-      };
-      answer.on('data', (chunk: Buffer) => {
-        timers.touch();
-        if (res.destroyed || res.write(chunk)) return;
-        answer.pause();
-        timers.hold();
-        res.once('drain', drained);
-      });
-      answer.once('end', () => res.end());
+      // Paused by pipe() while the client is slow to read: that silence is not the upstream's (as in
+      // proxy/native-relay.ts).
+      answer.on('pause', () => timers.hold());
+      answer.on('resume', () => timers.resume());
+      answer.on('data', () => timers.touch());
+      answer.pipe(res);
       answer.once('close', () => {
         // An answer cut short must not leave the client waiting for the rest.
         if (!answer.complete && !res.writableEnded) res.destroy();
