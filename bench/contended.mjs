@@ -28,7 +28,8 @@ const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).
 const server = (script, dir, env) => startServer(1, process.execPath, ['--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });
 
 const upstream = await startServer(0, process.execPath, ['bench/upstream.mjs'], { cwd: ROOT });
-const a = await server('bench/junction-server.ts', dirA, envOf(process.env.ENV_A));
+// SCRIPT_A=bench/floor-server.ts runs the floor as arm A, to take the other start order against Junction.
+const a = await server(process.env.SCRIPT_A ?? 'bench/junction-server.ts', dirA, envOf(process.env.ENV_A));
 const b = await server(scriptB, dirB, envOf(process.env.ENV_B));
 const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 const mean = (values) => values.reduce((x, y) => x + y, 0) / values.length;

@@ -21,3 +21,21 @@ export const floorStatements = (prefix = '') => ({
   charge: `UPDATE ${prefix}keys SET held = held - ?, balance = balance - ?, spent = spent + ?, requests = requests + 1 WHERE id = ?`,
   row: `INSERT INTO ${prefix}ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 });
+
+// Junction's own statements (src/store/sqlite/sqlite-store.ts, word for word), on its migrated
+// schema (MIGRATIONS): the rows the product keeps, written with the floor's own group commit
+// (FLOOR_LEDGER=rows in floor-server.ts; bench/ledger-sql.ts counts them). A text request's row
+// leaves its seven media columns to their defaults, as the store's does.
+const LEDGER_COLUMNS = `request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
+  cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
+  started_at, first_byte_ms, duration_ms`;
+const MEDIA_COLUMNS = 'input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms';
+export const productStatements = () => ({
+  take: 'UPDATE key_counters SET held = held + ? WHERE key_id = ? AND (balance IS NULL OR balance - held >= ?)',
+  hold: 'INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  release: 'DELETE FROM holds WHERE request_id = ? RETURNING amount',
+  read: 'SELECT balance, held FROM key_counters WHERE key_id = ?',
+  charge: 'UPDATE key_counters SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE key_id = ?',
+  row: `INSERT INTO ledger (${LEDGER_COLUMNS}) VALUES (${Array(21).fill('?').join(', ')})`,
+  mediaRow: `INSERT INTO ledger (${LEDGER_COLUMNS}, ${MEDIA_COLUMNS}) VALUES (${Array(28).fill('?').join(', ')})`,
+});

@@ -10,8 +10,9 @@
 // Junction costs above this is its own; a target this cannot reach, Junction cannot either.
 // FLOOR_STREAMS=on (the `floor-streams` arm) adds what the product's standards require of any
 // gateway's streams, with Junction's own parts: the stream guard, the upstream timers and the exact
-// usage tap (relayStream below).
-// Usage: [FLOOR_STREAMS=on] node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
+// usage tap (relayStream below). FLOOR_LEDGER=rows (the `floor-ledger` arm) keeps the ledger rows
+// the product keeps, on Junction's schema (below).
+// Usage: [FLOOR_STREAMS=on] [FLOOR_LEDGER=off|rows|product] node --import ./bin/register.mjs bench/floor-server.ts <upstreamUrl>
 import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
@@ -40,7 +41,9 @@ import { usageTapFor } from '../src/usage/tap.ts';
 import { ERR, type Surface } from '../src/errors.ts';
 import { writeErrorResponse } from '../src/http/write-error.ts';
 import { streamErrorFrame } from '../src/sse/encode.ts';
-import { floorStatements, floorTables } from './floor-ledger.ts';
+import { floorStatements, floorTables, productStatements } from './floor-ledger.ts';
+import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
 const upstream = process.argv[2] ?? '';
 const BENCH_KEY = 'sk-jct-bench-0123456789abcdef'; // junction-server.ts's
@@ -49,12 +52,28 @@ const db = new Database(path.join(dir, 'ledger.db'));
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.defaultSafeIntegers(true);
-db.exec(floorTables());
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
-db.prepare('INSERT INTO keys (sha256, balance) VALUES (?, ?)').run(sha(BENCH_KEY), 10n ** 18n);
+// FLOOR_LEDGER=rows (the `floor-ledger` arm of bench/run.mjs): the holds and ledger rows the
+// product keeps, with Junction's schema and statements (foreign keys on), written by the floor's
+// own group commit below, in place of the floor's narrow ones. A request's row carries what the
+// ledger and GET /v1/generations/{id} give back (endpoint, provider, upstream model, route, every
+// token kind, what was charged and not collected, the outcome, first byte and duration); a hold,
+// what settles a request whose process died (its input's cost, model, provider, instance).
+// FLOOR_LEDGER=product: the same rows written by Junction's store itself (productStore below), to
+// tell the rows' cost from the store's code (issue #17, thirty-second session).
+const ROWS = process.env['FLOOR_LEDGER'] === 'rows';
+if (ROWS) {
+  for (const migration of MIGRATIONS) db.exec(migration.sql);
+  db.pragma('foreign_keys = ON');
+  db.prepare("INSERT INTO keys (name, sha256, prefix, source, created_at, updated_at) VALUES ('bench', ?, 'sk-jct-bench', 'config', 't', 't')").run(sha(BENCH_KEY));
+  db.prepare('INSERT INTO key_counters (key_id, balance) VALUES (1, ?)').run(10n ** 18n);
+} else {
+  db.exec(floorTables());
+  db.prepare('INSERT INTO keys (sha256, balance) VALUES (?, ?)').run(sha(BENCH_KEY), 10n ** 18n);
+}
 const keyIds = new Map<string, bigint>([[sha(BENCH_KEY), 1n]]);
 
-const sql = floorStatements();
+const sql = ROWS ? productStatements() : floorStatements();
 const reserveSql = [db.prepare(sql.take), db.prepare(sql.hold)] as const;
 const settleSql = [db.prepare(sql.release), db.prepare(sql.read), db.prepare(sql.charge), db.prepare(sql.row)] as const;
 
@@ -63,6 +82,14 @@ let queue: { run: () => boolean; done: (ok: boolean) => void }[] = [];
 const commit = db.transaction((batch: typeof queue) => batch.map((w) => w.run()));
 // FLOOR_LEDGER=off: the same chain with no ledger writes, to measure what they cost.
 const LEDGER = process.env['FLOOR_LEDGER'] !== 'off';
+// FLOOR_LEDGER=product: Junction's store (src/store/sqlite/sqlite-store.ts: its schema, statements
+// and group commit) takes the holds and settlements.
+const productStore = process.env['FLOOR_LEDGER'] === 'product' ? new SqliteStore(path.join(dir, 'product.db')) : undefined;
+if (productStore) {
+  await productStore.migrate();
+  await productStore.createKey({ name: 'bench', sha256: sha(BENCH_KEY), prefix: 'sk-jct-bench', balance: 10n ** 18n, models: null, limits: { rpm: null, tpm: null, concurrency: null } });
+}
+const INSTANCE = newRequestId().replace('req_', 'inst_');
 // FLOOR_STREAMS=on: streams relayed as the product's standards require (relayStream below).
 const STREAMS = process.env['FLOOR_STREAMS'] === 'on';
 const submit = (run: () => boolean): Promise<boolean> =>
@@ -182,9 +209,15 @@ const resolve = async (ctx: Context, next: Next): Promise<void> => {
 };
 const reserve = async (ctx: Context, next: Next): Promise<void> => {
   const s = ctx.state as FloorState;
+  if (productStore) {
+    const held = await productStore.reserve({ requestId: s.id, keyId: Number(s.keyId), amount: s.hold, inputCost: s.hold / 2n, model: s.model, provider: PROVIDER, instanceId: INSTANCE });
+    if (!held.ok) ctx.throw(402);
+    return next();
+  }
   const ok = await submit(() => {
     if (reserveSql[0].run(s.hold, s.keyId, s.hold).changes === 0) return false;
-    reserveSql[1].run(s.id, s.keyId, s.hold, isoTime(Date.now()));
+    if (ROWS) reserveSql[1].run(s.id, s.keyId, s.hold, s.hold / 2n, s.model, PROVIDER, INSTANCE, isoTime(Date.now()));
+    else reserveSql[1].run(s.id, s.keyId, s.hold, isoTime(Date.now()));
     return true;
   });
   if (!ok) ctx.throw(402);
@@ -193,12 +226,23 @@ const reserve = async (ctx: Context, next: Next): Promise<void> => {
 /** The settlement: the hold released and the cost charged, with the ledger row, in the turn's commit. */
 const settle = (s: FloorState, status: number, input: number, output: number): Promise<boolean> => {
   const cost = BigInt(input + output) * PRICE;
+  if (productStore) {
+    const usage = { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+    const endpoint = s.model.startsWith('a/') ? 'messages' : 'chat_completions';
+    return productStore
+      .settle({ requestId: s.id, keyId: Number(s.keyId), endpoint, model: s.model, provider: PROVIDER, upstreamModel: s.model, route: 'native', usage, cost, status, outcome: status < 400 ? 'ok' : 'upstream_error', estimated: false, startedAt: new Date(Date.now() - (performance.now() - s.startedAt)), firstByteMs: null, durationMs: performance.now() - s.startedAt })
+      .then(() => true);
+  }
   return submit(() => {
     const hold = settleSql[0].get(s.id) as { amount: bigint } | undefined;
     const released = hold?.amount ?? 0n;
     settleSql[1].get(s.keyId);
     settleSql[2].run(released, cost, cost, s.keyId);
-    settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), performance.now() - s.startedAt);
+    const durationMs = performance.now() - s.startedAt;
+    if (ROWS) {
+      const endpoint = s.model.startsWith('a/') ? 'messages' : 'chat_completions';
+      settleSql[3].run(s.id, s.keyId, endpoint, s.model, PROVIDER, s.model, 'native', input, output, 0, 0, 0, cost, cost, 0n, status, status < 400 ? 'ok' : 'upstream_error', 0, isoTime(Date.now() - durationMs), null, durationMs);
+    } else settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), durationMs);
     return true;
   });
 };
@@ -371,6 +415,7 @@ server.listen(0, '127.0.0.1', () => console.log(`PORT ${(server.address() as { p
 process.on('SIGTERM', () => {
   server.close();
   db.close();
+  void productStore?.close();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 });

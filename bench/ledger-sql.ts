@@ -24,30 +24,27 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.ts';
 import { isoTime } from '../src/util/iso-time.ts';
-import { floorStatements, floorTables } from './floor-ledger.ts';
+import { floorStatements, floorTables, productStatements } from './floor-ledger.ts';
 
 const ARMS = ['junction', 'junction-no-fk', 'junction-media-defaults', 'junction-v8', 'floor', 'floor+ledger'] as const;
 type Arm = (typeof ARMS)[number];
 type Request = (id: string) => void;
 
-// sqlite-store.ts's statements, word for word.
-const JUNCTION_HOLD = 'INSERT INTO holds (request_id, key_id, amount, input_cost, model, provider, instance, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+// sqlite-store.ts's statements, word for word (floor-ledger.ts).
+const product = productStatements();
+const JUNCTION_HOLD = product.hold;
 /** A key's counters: in key_counters since migration 9, on the keys row before it. */
-const counters = (v8: boolean) => {
-  const [table, id] = v8 ? ['keys', 'id'] : ['key_counters', 'key_id'];
-  return {
-    take: `UPDATE ${table} SET held = held + ? WHERE ${id} = ? AND (balance IS NULL OR balance - held >= ?)`,
-    read: `SELECT balance, held FROM ${table} WHERE ${id} = ?`,
-    charge: `UPDATE ${table} SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE ${id} = ?`,
-  };
-};
-const LEDGER_COLUMNS = `request_id, key_id, endpoint, model, provider, upstream_model, route, input_tokens, output_tokens,
-  cache_read_tokens, cache_write_tokens, reasoning_tokens, cost, charged, uncollected, status, outcome, estimated,
-  started_at, first_byte_ms, duration_ms`;
-const MEDIA_COLUMNS = 'input_image_tokens, output_image_tokens, images, characters, input_audio_tokens, output_audio_tokens, audio_ms';
-const JUNCTION_ROW = `INSERT INTO ledger (${LEDGER_COLUMNS}, ${MEDIA_COLUMNS}) VALUES (${Array(28).fill('?').join(', ')})`;
+const counters = (v8: boolean) =>
+  v8
+    ? {
+        take: 'UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)',
+        read: 'SELECT balance, held FROM keys WHERE id = ?',
+        charge: 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?',
+      }
+    : product;
+const JUNCTION_ROW = product.mediaRow;
 /** The same row with its media columns left to their defaults, 0. */
-const JUNCTION_ROW_NO_MEDIA = `INSERT INTO ledger (${LEDGER_COLUMNS}) VALUES (${Array(21).fill('?').join(', ')})`;
+const JUNCTION_ROW_NO_MEDIA = product.row;
 
 function open(arm: Arm, file: string): Request {
   const db = new Database(file);

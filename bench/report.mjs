@@ -8,8 +8,9 @@ import { median } from './load.mjs';
 
 // portkey: the peer column, present only when installed (npm --prefix bench/peers ci).
 // floor: the least a gateway on the design card's stack must do (floor-server.ts; issue #17);
-// floor-streams: the same, its streams relayed as the standards require (FLOOR_STREAMS=on).
-const ARMS = ['direct', 'bare', 'floor', 'floor-streams', 'native', 'translated', 'portkey'];
+// floor-streams: the same, its streams relayed as the standards require (FLOOR_STREAMS=on);
+// floor-ledger: the same, keeping the ledger rows the product keeps (FLOOR_LEDGER=rows).
+const ARMS = ['direct', 'bare', 'floor', 'floor-streams', 'floor-ledger', 'native', 'translated', 'portkey'];
 const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
 /** Per scenario and arm: medians over rounds of throughput, latency and added latency (arm − direct, within a round). */
@@ -103,6 +104,11 @@ export function writePartialReport(results, options) {
       lines.push(`| ${id} | ${arm} | ${fmt(m.rps, 0)} | ${fmt(m.rpsVsBare)} | ${fmt(m.cpuUs, 0)} | ${fmt(m.cpuVsBare)} (${fmt(m.cpuVsBareSpread[0])}–${fmt(m.cpuVsBareSpread[1])}) | ${fmt(m.p50, 3)} | ${arm === 'direct' ? '' : fmt(m.addedVsBare)} |`);
     }
   }
+  // Issue #17's peer target, for Junction and for each floor beside it: req/s over Portkey's within each round.
+  if (s['chat-small']?.portkey) {
+    const overPortkey = ['native', 'floor', 'floor-ledger'].filter((arm) => s['chat-small'][arm]).map((arm) => `${arm} ${fmt(withinRounds(results.rounds, 'chat-small', arm, 'portkey'))}×`);
+    lines.push('', `small Chat against Portkey, req/s within rounds: ${overPortkey.join(', ')}`);
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   writeFileSync(path.join(options.dir, 'results-partial.json'), JSON.stringify({ summary: s, rounds: results.rounds }, null, 1));
 }
@@ -116,7 +122,7 @@ export function writeReport(results, options) {
     '',
     `${new Date().toISOString()} · ${sha} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     '',
-    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open (KB per stream: the step in RSS; live: the step in heap and external memory after full collections, from those streams to twice as many). ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Every arm's node runs with \`--max-semi-space-size=32\`, as \`npm start\` runs Junction (issue #17). Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, floor = the least a gateway on the design card's stack must do (\`floor-server.ts\`: Koa and @koa/router, a hashed key, Junction's byte-level body checks, a durable group-committed hold and settlement in SQLite, http-proxy-3, usage read; no timers, failover, limits, metrics or logs; issue #17), floor-streams = the same floor with its streams relayed as the product's standards require, by Junction's own stream guard (whole events, an in-band error on a cut), upstream timers and exact usage tap (on the two streamed targets), native/translated = Junction (auth, ledger, usage accounting on; request log off), ${options.portkey ? `portkey = Portkey's open-source gateway @portkey-ai/gateway ${options.portkey} (peer, headless, as shipped, told the simulator's address per request; its streams wait a fixed 25 ms before their first event)` : 'portkey = not installed, so no peer column'}. The peer is a bench-only install, never a project dependency: \`npm --prefix bench/peers ci\`.`,
+    `${options.quick ? 'Quick' : 'Full'} run: ${options.rounds} round(s), arms interleaved and rotated per round; throughput at concurrency ${options.concurrency} for ${options.seconds} s; latency over ${options.sequential} sequential requests; ${options.held} streams held open (KB per stream: the step in RSS; live: the step in heap and external memory after full collections, from those streams to twice as many). ${options.pinned ? 'Arms under test pinned to core 1, simulator and load generator to core 0.' : 'Not pinned (no taskset).'} Medians over rounds; ratios taken within each round. Every arm's node runs with \`--max-semi-space-size=32\`, as \`npm start\` runs Junction (issue #17). Arms: direct = the simulator, bare = http-proxy-3 with a keep-alive agent, floor = the least a gateway on the design card's stack must do (\`floor-server.ts\`: Koa and @koa/router, a hashed key, Junction's byte-level body checks, a durable group-committed hold and settlement in SQLite, http-proxy-3, usage read; no timers, failover, limits, metrics or logs; issue #17), floor-streams = the same floor with its streams relayed as the product's standards require, by Junction's own stream guard (whole events, an in-band error on a cut), upstream timers and exact usage tap (on the two streamed targets), floor-ledger = the same floor keeping the holds and ledger rows the product keeps (Junction's schema and statements, written by the floor's own group commit), native/translated = Junction (auth, ledger, usage accounting on; request log off), ${options.portkey ? `portkey = Portkey's open-source gateway @portkey-ai/gateway ${options.portkey} (peer, headless, as shipped, told the simulator's address per request; its streams wait a fixed 25 ms before their first event)` : 'portkey = not installed, so no peer column'}. The peer is a bench-only install, never a project dependency: \`npm --prefix bench/peers ci\`.`,
     '',
     ...(options.quick ? ['**Quick mode is a smoke test, not a measurement**: one short round, JIT warm-up inside the window. Use a full run for figures.', ''] : []),
     'CPU µs/req is the process under test, every thread (`/proc/<pid>/task/*/schedstat`) over the throughput window; CPU ×bare is bare\'s CPU per request over the arm\'s, within each round, then the median (range). For the direct arm it is the simulator.',
