@@ -53,7 +53,7 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.defaultSafeIntegers(true);
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
-// FLOOR_LEDGER=rows (the `floor-ledger` arm of bench/run.mjs): the holds and ledger rows the
+// FLOOR_LEDGER=rows (the `floor-ledger` arm of bench/run.mjs, on the whole requests): the holds and ledger rows the
 // product keeps, with Junction's schema and statements (foreign keys on), written by the floor's
 // own group commit below, in place of the floor's narrow ones. A request's row carries what the
 // ledger and GET /v1/generations/{id} give back (endpoint, provider, upstream model, route, every

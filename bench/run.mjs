@@ -104,8 +104,9 @@ const FLOORED = new Set(['chat-small', 'messages-stream', 'claude-code', 'claude
 // the upstream timers and the exact usage tap; issue #17, twentieth session), on the streamed targets.
 const STREAM_FLOORED = new Set(['messages-stream', 'claude-code-stream']);
 // The same floor keeping the ledger rows the product keeps (FLOOR_LEDGER=rows: Junction's schema and
-// statements, the floor's own group commit; issue #17, thirty-second session), on the same targets.
-const LEDGER_FLOORED = FLOORED;
+// statements, the floor's own group commit; issue #17, thirty-second session), on the whole
+// requests' targets (the streamed ones have `floor-streams`, whose rows are the floor's).
+const LEDGER_FLOORED = new Set(['chat-small', 'claude-code']);
 // Portkey is told per request which provider to speak and where it lives; the client's key rides
 // along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
 // It serves all five scenarios natively (its /v1/messages relays Anthropic streams event by event)
