@@ -53,9 +53,9 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.defaultSafeIntegers(true);
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
-// FLOOR_LEDGER=rows (the `floor-ledger` arm of bench/run.mjs, on the whole requests): the holds and ledger rows the
-// product keeps, with Junction's schema and statements (foreign keys on), written by the floor's
-// own group commit below, in place of the floor's narrow ones. A request's row carries what the
+// FLOOR_LEDGER=rows (the `floor-ledger` arm of bench/run.mjs, on the whole requests): the holds
+// and ledger rows the product keeps, with Junction's schema and statements (foreign keys on),
+// written by the floor's own group commit below, in place of the floor's narrow ones. A request's row carries what the
 // ledger and GET /v1/generations/{id} give back (endpoint, provider, upstream model, route, every
 // token kind, what was charged and not collected, the outcome, first byte and duration); a hold,
 // what settles a request whose process died (its input's cost, model, provider, instance).
@@ -226,11 +226,14 @@ const reserve = async (ctx: Context, next: Next): Promise<void> => {
 /** The settlement: the hold released and the cost charged, with the ledger row, in the turn's commit. */
 const settle = (s: FloorState, status: number, input: number, output: number): Promise<boolean> => {
   const cost = BigInt(input + output) * PRICE;
+  // The product's row names the endpoint (the bench's `a/` models are the Messages ones) and the outcome.
+  const endpoint = s.model.startsWith('a/') ? 'messages' : 'chat_completions';
+  const outcome = status < 400 ? 'ok' : 'upstream_error';
   if (productStore) {
     const usage = { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
-    const endpoint = s.model.startsWith('a/') ? 'messages' : 'chat_completions';
+    const durationMs = performance.now() - s.startedAt;
     return productStore
-      .settle({ requestId: s.id, keyId: Number(s.keyId), endpoint, model: s.model, provider: PROVIDER, upstreamModel: s.model, route: 'native', usage, cost, status, outcome: status < 400 ? 'ok' : 'upstream_error', estimated: false, startedAt: new Date(Date.now() - (performance.now() - s.startedAt)), firstByteMs: null, durationMs: performance.now() - s.startedAt })
+      .settle({ requestId: s.id, keyId: Number(s.keyId), endpoint, model: s.model, provider: PROVIDER, upstreamModel: s.model, route: 'native', usage, cost, status, outcome, estimated: false, startedAt: new Date(Date.now() - durationMs), firstByteMs: null, durationMs })
       .then(() => true);
   }
   return submit(() => {
@@ -239,10 +242,8 @@ const settle = (s: FloorState, status: number, input: number, output: number): P
     settleSql[1].get(s.keyId);
     settleSql[2].run(released, cost, cost, s.keyId);
     const durationMs = performance.now() - s.startedAt;
-    if (ROWS) {
-      const endpoint = s.model.startsWith('a/') ? 'messages' : 'chat_completions';
-      settleSql[3].run(s.id, s.keyId, endpoint, s.model, PROVIDER, s.model, 'native', input, output, 0, 0, 0, cost, cost, 0n, status, status < 400 ? 'ok' : 'upstream_error', 0, isoTime(Date.now() - durationMs), null, durationMs);
-    } else settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), durationMs);
+    if (ROWS) settleSql[3].run(s.id, s.keyId, endpoint, s.model, PROVIDER, s.model, 'native', input, output, 0, 0, 0, cost, cost, 0n, status, outcome, 0, isoTime(Date.now() - durationMs), null, durationMs);
+    else settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), durationMs);
     return true;
   });
 };

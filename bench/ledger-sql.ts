@@ -32,7 +32,6 @@ type Request = (id: string) => void;
 
 // sqlite-store.ts's statements, word for word (floor-ledger.ts).
 const product = productStatements();
-const JUNCTION_HOLD = product.hold;
 /** A key's counters: in key_counters since migration 9, on the keys row before it. */
 const counters = (v8: boolean) =>
   v8
@@ -42,9 +41,6 @@ const counters = (v8: boolean) =>
         charge: 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?',
       }
     : product;
-const JUNCTION_ROW = product.mediaRow;
-/** The same row with its media columns left to their defaults, 0. */
-const JUNCTION_ROW_NO_MEDIA = product.row;
 
 function open(arm: Arm, file: string): Request {
   const db = new Database(file);
@@ -68,11 +64,11 @@ function open(arm: Arm, file: string): Request {
   const sql = floorStatements('f_');
   const own = counters(v8);
   const take = q(junction ? own.take : sql.take);
-  const hold = q(junction ? JUNCTION_HOLD : sql.hold);
+  const hold = q(junction ? product.hold : sql.hold);
   const release = q(junction ? floorStatements().release : sql.release);
   const read = q(junction ? own.read : sql.read);
   const charge = q(junction ? own.charge : sql.charge);
-  const row = q(junctionRow ? (media ? JUNCTION_ROW : JUNCTION_ROW_NO_MEDIA) : sql.row);
+  const row = q(junctionRow ? (media ? product.mediaRow : product.row) : sql.row);
   const reserve = db.transaction((id: string) => {
     take.run(300n, 1n, 300n);
     if (junction) hold.run(id, 1n, 300n, 100n, 'claude-sonnet-4', 'anthropic', 'instance-0123456789', isoTime(Date.now()));
