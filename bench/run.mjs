@@ -104,8 +104,10 @@ const FLOORED = new Set(['chat-small', 'messages-stream', 'claude-code', 'claude
 // the upstream timers and the exact usage tap; issue #17, twentieth session), on the streamed targets.
 const STREAM_FLOORED = new Set(['messages-stream', 'claude-code-stream']);
 // The same floor keeping the ledger rows the product keeps (FLOOR_LEDGER=rows: Junction's schema and
-// statements, the floor's own group commit; issue #17, thirty-second session), on the whole
-// requests' targets (the streamed ones have `floor-streams`, whose rows are the floor's).
+// statements, the floor's own group commit; issue #17, thirty-second session). On the streamed
+// targets it is `floor-streams` keeping those rows (a process of its own, with FLOOR_STREAMS=on
+// too; thirty-third session): `floor-streams` writes the floor's narrow rows, which a contended A/B
+// put 13 µs a small request below the product's.
 const LEDGER_FLOORED = new Set(['chat-small', 'claude-code']);
 // Portkey is told per request which provider to speak and where it lives; the client's key rides
 // along as the provider key. Same bodies as the other arms (the simulator ignores the model prefix).
@@ -123,6 +125,7 @@ const portkey = PORTKEY && !MEDIA_ONLY ? await startPortkey() : null;
 const floor = MEDIA_ONLY ? null : await startFloor();
 const floorStreams = MEDIA_ONLY ? null : await startFloor({ FLOOR_STREAMS: 'on' });
 const floorLedger = MEDIA_ONLY ? null : await startFloor({ FLOOR_LEDGER: 'rows' });
+const floorStreamsLedger = MEDIA_ONLY ? null : await startFloor({ FLOOR_STREAMS: 'on', FLOOR_LEDGER: 'rows' });
 const results = { rounds: [], countTokens: [], held: [] };
 const media = () => mediaScenario({ bare, junction, startBare, startJunction, ask, key: KEY, rounds: ROUNDS, quick: QUICK });
 if (MEDIA_ONLY) {
@@ -145,6 +148,7 @@ try {
         ...(floor && FLOORED.has(scenario.id) ? [['floor', floor, NATIVE[scenario.format]]] : []),
         ...(floorStreams && STREAM_FLOORED.has(scenario.id) ? [['floor-streams', floorStreams, NATIVE[scenario.format]]] : []),
         ...(floorLedger && LEDGER_FLOORED.has(scenario.id) ? [['floor-ledger', floorLedger, NATIVE[scenario.format]]] : []),
+        ...(floorStreamsLedger && STREAM_FLOORED.has(scenario.id) ? [['floor-ledger', floorStreamsLedger, NATIVE[scenario.format]]] : []),
         ...((scenario.foreign ?? FOREIGN[scenario.format]) ? [['translated', junction, scenario.foreign ?? FOREIGN[scenario.format]]] : []),
         ...(portkey && scenario.format !== 'responses' ? [['portkey', portkey, NATIVE[scenario.format], portkeyHeaders(scenario.format)]] : []),
       ];
@@ -161,7 +165,7 @@ try {
     writePartialReport(results, { dir: DIR });
     // process.exit skips the `finally` below: stop the arms here, or they outlive the run (seen:
     // a Node 24 partial run's five servers still up, holding their memory, an hour later).
-    for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, upstream]) proc?.child.kill('SIGTERM');
+    for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, floorStreamsLedger, upstream]) proc?.child.kill('SIGTERM');
     process.exit(0);
   }
   // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
@@ -185,7 +189,7 @@ try {
   results.media = await media();
   results.bedrockCosts = bedrockCosts();
 } finally {
-  for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, upstream]) proc?.child.kill('SIGTERM');
+  for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, floorStreamsLedger, upstream]) proc?.child.kill('SIGTERM');
 }
 writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
 writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
