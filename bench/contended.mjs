@@ -9,6 +9,9 @@
 //   scenarios: chat, chat-stream, messages-stream, claude-code, claude-code-stream, and
 //   messages-stream-translated and chat-stream-translated (Junction's arms only); comma-separated
 //   ENV_A / ENV_B: an arm's environment, e.g. ENV_B=JUNCTION_BENCH_METRICS=off
+//   ARGS_A / ARGS_B: node flags of an arm's own, space-separated, after the ones every arm gets
+// Every arm runs with `--max-semi-space-size=32`, as `npm start` and bench/run.mjs run them (issue
+// #17, nineteenth session); before the thirty-third session the A/Bs here ran without it.
 // dirA and dirB are checkouts (a git worktree of the commit before a change, with node_modules
 // linked). The arm started first measured 7–21 µs dearer in A/A runs: run both orders and average
 // (A − B in one, B − A in the other).
@@ -25,12 +28,14 @@ if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 // Split at a pair's first `=` only: NODE_OPTIONS=--max-semi-space-size=32 is one pair.
 const pairOf = (pair, at = pair.indexOf('=')) => (at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)]);
 const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => pairOf(pair)));
-const server = (script, dir, env) => startServer(1, process.execPath, ['--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });
+const NODE_ARGS = ['--max-semi-space-size=32'];
+const argsOf = (text = '') => text.split(' ').filter(Boolean);
+const server = (script, dir, env, args) => startServer(1, process.execPath, [...NODE_ARGS, ...args, '--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });
 
 const upstream = await startServer(0, process.execPath, ['bench/upstream.mjs'], { cwd: ROOT });
 // SCRIPT_A=bench/floor-server.ts runs the floor as arm A, to take the other start order against Junction.
-const a = await server(process.env.SCRIPT_A ?? 'bench/junction-server.ts', dirA, envOf(process.env.ENV_A));
-const b = await server(scriptB, dirB, envOf(process.env.ENV_B));
+const a = await server(process.env.SCRIPT_A ?? 'bench/junction-server.ts', dirA, envOf(process.env.ENV_A), argsOf(process.env.ARGS_A));
+const b = await server(scriptB, dirB, envOf(process.env.ENV_B), argsOf(process.env.ARGS_B));
 const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 const mean = (values) => values.reduce((x, y) => x + y, 0) / values.length;
 const stderr = (values) => Math.sqrt(values.reduce((x, y) => x + (y - mean(values)) ** 2, 0) / (values.length - 1) / values.length);
