@@ -28,6 +28,7 @@ if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 // Split at a pair's first `=` only: NODE_OPTIONS=--max-semi-space-size=32 is one pair.
 const pairOf = (pair, at = pair.indexOf('=')) => (at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)]);
 const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => pairOf(pair)));
+// bench/run.mjs's NODE_ARGS, which a test holds to `npm start`'s flag (YOUNG_GENERATION_FLAG).
 const NODE_ARGS = ['--max-semi-space-size=32'];
 const argsOf = (text = '') => text.split(' ').filter(Boolean);
 const server = (script, dir, env, args) => startServer(1, process.execPath, [...NODE_ARGS, ...args, '--import', './bin/register.mjs', script, upstream.url, SIM], { cwd: path.resolve(dir), env });

@@ -223,13 +223,17 @@ const reserve = async (ctx: Context, next: Next): Promise<void> => {
   if (!ok) ctx.throw(402);
   await next();
 };
+/**
+ * What the product's row says and the floor's narrow one does not: the endpoint (the bench's `a/`
+ * models are the Messages ones) and the outcome. Worked out only where such a row is written.
+ */
+const productFields = (s: FloorState, status: number) =>
+  ({ endpoint: s.model.startsWith('a/') ? 'messages' : 'chat_completions', outcome: status < 400 ? 'ok' : 'upstream_error' }) as const;
 /** The settlement: the hold released and the cost charged, with the ledger row, in the turn's commit. */
 const settle = (s: FloorState, status: number, input: number, output: number): Promise<boolean> => {
   const cost = BigInt(input + output) * PRICE;
-  // The product's row names the endpoint (the bench's `a/` models are the Messages ones) and the outcome.
-  const endpoint = s.model.startsWith('a/') ? 'messages' : 'chat_completions';
-  const outcome = status < 400 ? 'ok' : 'upstream_error';
   if (productStore) {
+    const { endpoint, outcome } = productFields(s, status);
     const usage = { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
     const durationMs = performance.now() - s.startedAt;
     return productStore
@@ -242,8 +246,10 @@ const settle = (s: FloorState, status: number, input: number, output: number): P
     settleSql[1].get(s.keyId);
     settleSql[2].run(released, cost, cost, s.keyId);
     const durationMs = performance.now() - s.startedAt;
-    if (ROWS) settleSql[3].run(s.id, s.keyId, endpoint, s.model, PROVIDER, s.model, 'native', input, output, 0, 0, 0, cost, cost, 0n, status, outcome, 0, isoTime(Date.now() - durationMs), null, durationMs);
-    else settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), durationMs);
+    if (ROWS) {
+      const { endpoint, outcome } = productFields(s, status);
+      settleSql[3].run(s.id, s.keyId, endpoint, s.model, PROVIDER, s.model, 'native', input, output, 0, 0, 0, cost, cost, 0n, status, outcome, 0, isoTime(Date.now() - durationMs), null, durationMs);
+    } else settleSql[3].run(s.id, s.keyId, s.model, input, output, cost, cost, status, isoTime(Date.now()), durationMs);
     return true;
   });
 };

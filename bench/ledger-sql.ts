@@ -33,14 +33,8 @@ type Request = (id: string) => void;
 // sqlite-store.ts's statements, word for word (floor-ledger.ts).
 const product = productStatements();
 /** A key's counters: in key_counters since migration 9, on the keys row before it. */
-const counters = (v8: boolean) =>
-  v8
-    ? {
-        take: 'UPDATE keys SET held = held + ? WHERE id = ? AND (balance IS NULL OR balance - held >= ?)',
-        read: 'SELECT balance, held FROM keys WHERE id = ?',
-        charge: 'UPDATE keys SET held = held - ?, balance = CASE WHEN balance IS NULL THEN NULL ELSE balance - ? END, spent = spent + ?, requests = requests + 1 WHERE id = ?',
-      }
-    : product;
+const onKeysRow = (sql: string): string => sql.replace('key_counters', 'keys').replace('WHERE key_id =', 'WHERE id =');
+const counters = (v8: boolean) => (v8 ? { take: onKeysRow(product.take), read: onKeysRow(product.read), charge: onKeysRow(product.charge) } : product);
 
 function open(arm: Arm, file: string): Request {
   const db = new Database(file);
@@ -65,7 +59,7 @@ function open(arm: Arm, file: string): Request {
   const own = counters(v8);
   const take = q(junction ? own.take : sql.take);
   const hold = q(junction ? product.hold : sql.hold);
-  const release = q(junction ? floorStatements().release : sql.release);
+  const release = q(junction ? product.release : sql.release);
   const read = q(junction ? own.read : sql.read);
   const charge = q(junction ? own.charge : sql.charge);
   const row = q(junctionRow ? (media ? product.mediaRow : product.row) : sql.row);

@@ -126,13 +126,16 @@ const floor = MEDIA_ONLY ? null : await startFloor();
 const floorStreams = MEDIA_ONLY ? null : await startFloor({ FLOOR_STREAMS: 'on' });
 const floorLedger = MEDIA_ONLY ? null : await startFloor({ FLOOR_LEDGER: 'rows' });
 const floorStreamsLedger = MEDIA_ONLY ? null : await startFloor({ FLOOR_STREAMS: 'on', FLOOR_LEDGER: 'rows' });
+const stopAll = () => {
+  for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, floorStreamsLedger, upstream]) proc?.child.kill('SIGTERM');
+};
 const results = { rounds: [], countTokens: [], held: [] };
 const media = () => mediaScenario({ bare, junction, startBare, startJunction, ask, key: KEY, rounds: ROUNDS, quick: QUICK });
 if (MEDIA_ONLY) {
   try {
     results.media = await media();
   } finally {
-    for (const proc of [junction, bare, upstream]) proc.child.kill('SIGTERM');
+    stopAll();
   }
   writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
   process.exit(0);
@@ -165,7 +168,7 @@ try {
     writePartialReport(results, { dir: DIR });
     // process.exit skips the `finally` below: stop the arms here, or they outlive the run (seen:
     // a Node 24 partial run's five servers still up, holding their memory, an hour later).
-    for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, floorStreamsLedger, upstream]) proc?.child.kill('SIGTERM');
+    stopAll();
     process.exit(0);
   }
   // Each arm in a fresh process, warmed up: RSS freed by earlier work is not returned to the OS,
@@ -189,7 +192,7 @@ try {
   results.media = await media();
   results.bedrockCosts = bedrockCosts();
 } finally {
-  for (const proc of [junction, bare, portkey, floor, floorStreams, floorLedger, floorStreamsLedger, upstream]) proc?.child.kill('SIGTERM');
+  stopAll();
 }
 writeMediaReport(results.media, { quick: QUICK, rounds: ROUNDS, pinned, dir: DIR, root: ROOT });
 writeReport(results, { portkey: PORTKEY, quick: QUICK, rounds: ROUNDS, concurrency: CONCURRENCY, seconds: SECONDS, sequential: SEQUENTIAL, held: HELD, pinned, dir: DIR, root: ROOT });
