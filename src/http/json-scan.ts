@@ -9,6 +9,7 @@
  * It does not validate JSON; JSON.parse does that afterwards.
  */
 import { BodyBytes } from './body-bytes.ts';
+import { plainObjectOf } from './plain-json.ts';
 
 export interface ValueRange {
   readonly start: number;
@@ -179,7 +180,8 @@ export function usageValueOf(body: Buffer, maxDepth: number, whole = false): (Fo
   }
   if (range === undefined) return undefined;
   try {
-    return { range, value: JSON.parse(body.toString('utf8', range.start, range.end)) as unknown, closed };
+    // A plain usage object is read from its bytes; anything else is parsed (plain-json.ts).
+    return { range, value: plainObjectOf(body, range.start, range.end) ?? (JSON.parse(body.toString('utf8', range.start, range.end)) as unknown), closed };
   } catch {
     return undefined;
   }

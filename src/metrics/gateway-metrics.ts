@@ -16,6 +16,8 @@ import type { OpenHolds } from '../http/middleware/reserve.ts';
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120, 300, 600];
 /** The GenAI conventions' time-to-first-token buckets, extended to a minute (as Envoy's). */
 const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60];
+/** `status_class` by status / 100, made once. */
+const STATUS_CLASSES: readonly string[] = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx'];
 const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const;
 
 /** The cells one request's labels reach (series.ts), found once per label set with one lookup. */
@@ -41,6 +43,8 @@ export class GatewayMetrics implements UsageSink {
   readonly #cost: SeriesCounter;
   /** By endpoint, model, provider, route kind and status class: all bounded (see above). */
   readonly #cells = new Map<string, Cells>();
+  /** The cells found last, with their labels. */
+  #last: { readonly endpoint: string; readonly model: string; readonly provider: string; readonly kind: string; readonly statusClass: string; readonly cells: Cells } | undefined;
   readonly #upstreamErrors: Counter<'provider' | 'error_type'>;
   readonly #fallbacks: Counter<'model'>;
   readonly #refusals: Counter<'reason'>;
@@ -83,6 +87,21 @@ export class GatewayMetrics implements UsageSink {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
     this.#clusterScrape = clusterScrape(this.registry);
   }
+  #cellsOf(endpoint: string, model: string, provider: string, kind: string, statusClass: string): Cells {
+    const key = `${endpoint}\u0000${model}\u0000${provider}\u0000${kind}\u0000${statusClass}`;
+    let cells = this.#cells.get(key);
+    if (cells === undefined) {
+      cells = {
+        requests: this.#requests.cell(key, () => ({ endpoint, model, provider, route_kind: kind, status_class: statusClass })),
+        duration: this.#duration.cell(`${endpoint}\u0000${kind}\u0000${statusClass}`, () => ({ endpoint, route_kind: kind, status_class: statusClass })),
+        tokens: [],
+      };
+      this.#cells.set(key, cells);
+    }
+    this.#last = { endpoint, model, provider, kind, statusClass, cells };
+    return cells;
+  }
+
   /** A reload's new models join the label's values; removed ones stay for requests still finishing. */
   addModels(models: Iterable<string>): void {
     for (const model of models) this.#models.add(model);
@@ -107,17 +126,12 @@ export class GatewayMetrics implements UsageSink {
     const provider = entry.provider ?? 'none';
     const endpoint = entry.endpoint ?? 'other';
     const kind = entry.kind ?? 'none';
-    const statusClass = `${Math.floor(entry.status / 100)}xx`;
-    const key = `${endpoint}\u0000${model}\u0000${provider}\u0000${kind}\u0000${statusClass}`;
-    let cells = this.#cells.get(key);
-    if (cells === undefined) {
-      cells = {
-        requests: this.#requests.cell(key, () => ({ endpoint, model, provider, route_kind: kind, status_class: statusClass })),
-        duration: this.#duration.cell(`${endpoint}\u0000${kind}\u0000${statusClass}`, () => ({ endpoint, route_kind: kind, status_class: statusClass })),
-        tokens: [],
-      };
-      this.#cells.set(key, cells);
-    }
+    const statusClass = STATUS_CLASSES[Math.floor(entry.status / 100)] ?? `${Math.floor(entry.status / 100)}xx`;
+    // The last request's cells when its labels are this one's: most requests repeat the one
+    // before, and the joined key was a new string to hash every time (issue #17, thirty-fourth session).
+    const last = this.#last;
+    let cells = last !== undefined && last.endpoint === endpoint && last.model === model && last.provider === provider && last.kind === kind && last.statusClass === statusClass ? last.cells : undefined;
+    if (cells === undefined) cells = this.#cellsOf(endpoint, model, provider, kind, statusClass);
     cells.requests.value++;
     this.#duration.observe(cells.duration, entry.durationMs / 1000);
     if (entry.firstByteMs !== undefined && entry.status < 400) {

@@ -48,7 +48,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
     if (!res.writableFinished) controller.abort(ERR.clientClosed());
   };
   res.on('close', onClose); // removed below; 'close' comes once, without once()'s wrapper
-  const untrack = options.inFlight.add(controller);
+  const tracked = options.inFlight.add(controller);
   const prelude = headOf(state)?.['stream'] === true ? new StreamPrelude(res, state.surface, options.keepaliveMs, () => (ctx.respond = false)) : null;
   prelude?.start();
   const { routing } = options;
@@ -125,7 +125,7 @@ export async function serveWithFailover(ctx: GatewayContext, routes: readonly Ca
   } finally {
     prelude?.stop();
     res.off('close', onClose);
-    untrack();
+    options.inFlight.remove(tracked);
   }
 }
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { call, CHAT_HEADERS, generationOf, KEYS, MESSAGES_HEADERS, standardConfig, startGateway, useUpstreamAndGateway, type TestGateway } from '../support/gateway.ts';
 
 /**
@@ -128,5 +129,17 @@ describe('GET /metrics, by server.metrics', () => {
     const res = await call(`${gw.url}/metrics`);
     expect(res.status).to.equal(403);
     expect(res.text).to.include('server.metrics: public').and.include('auth.admin_key');
+  });
+});
+
+describe('GatewayMetrics.record', () => {
+  it('counts each label set apart when requests of different labels interleave', async () => {
+    const metrics = new GatewayMetrics(['a', 'b'], { inFlight: () => 0, settlementsPending: () => 0, breakersOpen: () => new Map() });
+    const base = { requestId: 'r', method: 'POST', path: '/v1/messages', durationMs: 1, endpoint: 'messages', provider: 'p', kind: 'native' } as const;
+    const order = [['a', 200], ['b', 200], ['a', 200], ['a', 503], ['a', 200], ['c', 200], ['b', 200]] as const;
+    for (const [model, status] of order) metrics.record({ ...base, model, status });
+    const text = await metrics.registry.metrics();
+    const count = (model: string, statusClass: string) => sample(text, 'junction_requests_total', { model, status_class: statusClass });
+    expect([count('a', '2xx'), count('b', '2xx'), count('a', '5xx'), count('other', '2xx')]).to.deep.equal([3, 2, 1, 1]);
   });
 });
