@@ -1,4 +1,5 @@
 import { usageValueOf, type FoundValue } from '../http/json-scan.ts';
+import { plainObjectOf } from '../http/plain-json.ts';
 import { nextObjectUsage } from '../usage/tap.ts';
 
 /**
@@ -89,7 +90,7 @@ export class ChatStreamRewriter {
     if (line.indexOf(USAGE_NULL) !== -1 || !line.toString('latin1', 0, DATA.length).startsWith(DATA)) return line;
     let chunk: unknown;
     try {
-      chunk = JSON.parse(line.toString('utf8', DATA.length));
+      chunk = plainObjectOf(line, DATA.length, line.length) ?? JSON.parse(line.toString('utf8', DATA.length));
     } catch {
       return line;
     }

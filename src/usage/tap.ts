@@ -1,5 +1,6 @@
 import type { Endpoint, TextFormat, TokenUsage } from '../formats/wire.ts';
 import { usageValueOf, type FoundValue } from '../http/json-scan.ts';
+import { plainObjectOf } from '../http/plain-json.ts';
 import { Needle } from '../util/text-search.ts';
 import { ImagesSseUsageTap } from './images-sse-tap.ts';
 import { embeddingsUsageTap, imagesUsageTap } from './tail-tap.ts';
@@ -238,7 +239,8 @@ class SseUsageTap implements UsageTap {
     if (this.#objectUsage && !found && !usageIsObject(line)) return;
     let event: unknown;
     try {
-      event = JSON.parse(line.toString('utf8', DATA.length));
+      // A plain event (message_start, message_delta, a usage chunk) is read from its bytes (plain-json.ts).
+      event = plainObjectOf(line, DATA.length, line.length) ?? JSON.parse(line.toString('utf8', DATA.length));
     } catch {
       return; // a malformed line is the stream's problem, reported elsewhere; it carries no usage
     }

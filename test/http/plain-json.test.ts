@@ -16,7 +16,7 @@ const parsed = (text: string): unknown => {
 };
 
 describe('plainObjectOf', () => {
-  it('reads the usage values real APIs send', () => {
+  it('reads the usage values and usage events real APIs send', () => {
     const values = [
       '{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}',
       '{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":21}',
@@ -24,6 +24,11 @@ describe('plainObjectOf', () => {
       '{ "type": "duration", "seconds": 60 }',
       '{\n  "prompt_tokens": 12,\r\n\t"completion_tokens": -0, "ok": true, "no": false }',
       '{}',
+      // The events a stream's usage comes in (the simulator's and the APIs' shapes).
+      '{"type":"message_start","message":{"id":"msg_sim","type":"message","role":"assistant","content":[],"model":"sim","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}',
+      '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":64}}',
+      '{"id":"chatcmpl-sim","object":"chat.completion.chunk","created":1,"model":"sim","choices":[],"usage":{"prompt_tokens":25,"completion_tokens":64,"total_tokens":89}}',
+      '{"a":[1,[2,[]],{"b":[null,true,"x"]}], "c" : [ ] }',
     ];
     for (const text of values) {
       const value = read(text, ',"x":1}');
@@ -35,10 +40,10 @@ describe('plainObjectOf', () => {
 
   it('leaves to JSON.parse what is not plain, and refuses what JSON.parse refuses', () => {
     const notPlain = [
-      '{"a":[1]}', '{"a":1.5}', '{"a":1e3}', '{"a":1E3}', '{"a":"\\u0041"}', '{"a\\"b":1}', '{"é":1}', '{"a":"é"}',
+      '{"a":[1,]}', '{"a":[,1]}', '{"a":[1}', '{"a":[1 2]}', '{"a":1.5}', '{"a":1e3}', '{"a":1E3}', '{"a":"\\u0041"}', '{"a\\"b":1}', '{"é":1}', '{"a":"é"}',
       '{"__proto__":{"x":1}}', '{"a":1234567890123456}', '{"a":01}', '{"a":-}', '{"a":1,}', '{,"a":1}', '{"a" 1}',
       '{"a":1', '{"a":1}}', '{"a":1} x', '{"a":nul}', '{"a":nullx}', '{"a":12x}', '{"a":1\u000b}', 'null', '[1]', '"a"', '',
-      '{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":1}}}}}}}}}}',
+      '{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":1}}}}}}}}}}', '{"a":[[[[[[[[[1]]]]]]]]]}',
     ];
     for (const text of notPlain) expect(read(text), text).to.equal(undefined);
   });
