@@ -38,6 +38,15 @@ describe('plainObjectOf', () => {
     expect(Object.is((read('{"a":-0}') as { a: number }).a, -0)).to.equal(true);
   });
 
+  it('reads every key as written, past the keys it remembers for their length', () => {
+    // Forty distinct keys of one length, twice over: the reader keeps strings for the first few only.
+    const keys = Array.from({ length: 40 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+    for (let pass = 0; pass < 2; pass++) {
+      const text = `{${keys.map((key, i) => `"${key}":${i + pass}`).join(',')}}`;
+      expect(read(text)).to.deep.equal(JSON.parse(text));
+    }
+  });
+
   it('leaves to JSON.parse what is not plain, and refuses what JSON.parse refuses', () => {
     const notPlain = [
       '{"a":[1,]}', '{"a":[,1]}', '{"a":[1}', '{"a":[1 2]}', '{"a":1.5}', '{"a":1e3}', '{"a":1E3}', '{"a":"\\u0041"}', '{"a\\"b":1}', '{"é":1}', '{"a":"é"}',
