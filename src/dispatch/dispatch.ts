@@ -32,28 +32,31 @@ export interface DispatchOptions {
  * endpoint is skipped; count_tokens that no route can answer gets the local estimate.
  */
 export function createDispatcher(options: DispatchOptions): GatewayMiddleware {
-  const nativeTargets = new Map<string, NativeTarget>();
+  // By provider id, then endpoint: both strings the config and catalogue hold, whose hashes V8
+  // keeps, where one key joining them was a new string to hash on every request (issue #17).
+  const nativeTargets = new Map<string, Map<Endpoint, NativeTarget>>();
   for (const provider of options.providers.values()) {
     const native = provider.plugin.native;
     if (!native) continue;
+    const targets = new Map<Endpoint, NativeTarget>();
     for (const [endpoint, url] of Object.entries(native.endpoints)) {
-      if (url !== undefined) {
-        nativeTargets.set(targetKey(provider.config.id, endpoint as Endpoint), compileNativeTarget(provider.config.id, endpoint as Endpoint, native, url));
-      }
+      if (url !== undefined) targets.set(endpoint as Endpoint, compileNativeTarget(provider.config.id, endpoint as Endpoint, native, url));
     }
+    nativeTargets.set(provider.config.id, targets);
   }
+  const nativeTarget = (route: CatalogueRoute, endpoint: Endpoint): NativeTarget | undefined => nativeTargets.get(route.provider.config.id)?.get(endpoint);
   // By translation: a counting endpoint only where the upstream counts (`inputTokens`); elsewhere
   // the local estimate answers it (plugin API 1.5).
   const translates = (translator: Translator | undefined, endpoint: Endpoint): boolean =>
     translator?.endpoints.includes(endpoint) === true && (!COUNTING.has(endpoint) || translator.inputTokens !== undefined || translator.upstream === 'messages');
   const canServe = (route: CatalogueRoute, endpoint: Endpoint): boolean =>
-    nativeTargets.has(targetKey(route.provider.config.id, endpoint)) ||
+    nativeTarget(route, endpoint) !== undefined ||
     translates(route.translator, endpoint) ||
     (route.provider.plugin.invoke !== undefined && (route.provider.plugin.invokes ?? TEXT_ENDPOINTS).includes(endpoint));
 
   const serve = (ctx: GatewayContext, route: CatalogueRoute, attempt: Attempt): Promise<AttemptResult> => {
     const endpoint = ctx.state.route?.endpoint ?? 'messages';
-    const target = nativeTargets.get(targetKey(route.provider.config.id, endpoint));
+    const target = nativeTarget(route, endpoint);
     if (target) return options.passthrough.serve(ctx, target, attempt);
     const translator = route.translator;
     if (translator && translates(translator, endpoint)) return serveTranslated(ctx, translator, options.agents, options.log, attempt);
@@ -112,4 +115,3 @@ async function invokeInProcess(ctx: GatewayContext, route: CatalogueRoute, attem
   return sendResult(ctx, result, log, attempt);
 }
 
-const targetKey = (providerId: string, endpoint: Endpoint): string => `${providerId}\u0000${endpoint}`;

@@ -175,7 +175,11 @@ export class TopLevel {
 }
 
 /** Read by the gateway whatever the endpoint (reserve.ts sizes holds by them), checked or not. */
-const LOOSE_NUMBERS: ReadonlySet<string> = new Set(['n', 'max_tokens', 'max_completion_tokens', 'max_output_tokens']);
+/**
+ * By name, the name itself: the head is written under this constant, not the string just read,
+ * which V8 would look up in its string table on the store (issue #17, thirty-fourth session).
+ */
+const LOOSE_NUMBERS: ReadonlyMap<string, string> = new Map(['n', 'max_tokens', 'max_completion_tokens', 'max_output_tokens'].map((name) => [name, name]));
 const LONGEST_LOOSE = 'max_completion_tokens'.length;
 
 /** A key the schema does not check: skipped, unless the gateway reads it anyway. */
@@ -184,7 +188,8 @@ export function loose(walk: JsonWalk, top: TopLevel): void {
   const length = walk.keyEnd - walk.keyStart - 2;
   if (length <= LONGEST_LOOSE) {
     const name = walk.buf.toString('latin1', walk.keyStart + 1, walk.keyEnd - 1);
-    if (LOOSE_NUMBERS.has(name)) return top.looseNumber(walk, name);
+    const number = LOOSE_NUMBERS.get(name);
+    if (number !== undefined) return top.looseNumber(walk, number);
     if (name === 'stream') return top.looseStream(walk);
   }
   walk.value();

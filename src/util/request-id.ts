@@ -23,7 +23,15 @@ export function newRequestId(now: number = Date.now()): string {
   at += RANDOM_BYTES;
   if (now !== timeMs) {
     timeMs = now;
-    timeHex = now.toString(16).padStart(12, '0');
+    // A new millisecond comes with nearly every request under load, and Number#toString(16) is a
+    // call into C++ (about 0.3 µs a request in a cpu-profile of the server, issue #17,
+    // thirty-fourth session): the digits above the last two change every 256 ms.
+    const high = Math.floor(now / 256);
+    if (high !== highMs) {
+      highMs = high;
+      highHex = high.toString(16).padStart(10, '0');
+    }
+    timeHex = `${highHex}${HEX_BYTES[now - high * 256]}`;
   }
   return `req_${timeHex}7${random.slice(0, 3)}${variant}${random.slice(3, 18)}`;
 }
@@ -36,3 +44,7 @@ let at = POOL_BYTES;
 const VARIANT_DIGITS = ['8', '9', 'a', 'b'] as const;
 let timeMs = -1;
 let timeHex = '';
+let highMs = -1;
+let highHex = '';
+/** Two hex digits of each byte value. */
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

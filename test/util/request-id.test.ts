@@ -14,6 +14,10 @@ describe('request ids', () => {
     expect(Number.parseInt(newRequestId(at).slice(4, 16), 16)).to.equal(at);
     const ids = [at, at + 1, at + 1_000, at + 86_400_000].map((t) => newRequestId(t));
     expect([...ids].sort()).to.deep.equal(ids);
+    // Every millisecond across several of the 256 ms steps whose upper digits are kept, and back.
+    for (const t of [...Array.from({ length: 1_200 }, (_, i) => at - 600 + i), 0, 255, 256, 1_000, at, 2 ** 48 - 1]) {
+      expect(newRequestId(t).slice(4, 16), String(t)).to.equal(t.toString(16).padStart(12, '0'));
+    }
   });
 
   it('keep 74 random bits: no two alike in the same millisecond', () => {
