@@ -174,10 +174,10 @@ export class TopLevel {
   }
 }
 
-/** Read by the gateway whatever the endpoint (reserve.ts sizes holds by them), checked or not. */
 /**
- * By name, the name itself: the head is written under this constant, not the string just read,
- * which V8 would look up in its string table on the store (issue #17, thirty-fourth session).
+ * Read by the gateway whatever the endpoint (reserve.ts sizes holds by them), checked or not. By
+ * name, the name itself: the head is written under this constant, not the string just read, which
+ * V8 would look up in its string table on the store (issue #17, thirty-fourth session).
  */
 const LOOSE_NUMBERS: ReadonlyMap<string, string> = new Map(['n', 'max_tokens', 'max_completion_tokens', 'max_output_tokens'].map((name) => [name, name]));
 const LONGEST_LOOSE = 'max_completion_tokens'.length;

@@ -87,6 +87,8 @@ export class GatewayMetrics implements UsageSink {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
     this.#clusterScrape = clusterScrape(this.registry);
   }
+
+  /** The cells of one label set, made on its first request; remembered as the last found. */
   #cellsOf(endpoint: string, model: string, provider: string, kind: string, statusClass: string): Cells {
     const key = `${endpoint}\u0000${model}\u0000${provider}\u0000${kind}\u0000${statusClass}`;
     let cells = this.#cells.get(key);
