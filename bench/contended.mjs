@@ -18,16 +18,13 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pinned, startServer, throughput } from './load.mjs';
+import { envOf, pinned, startServer, throughput } from './load.mjs';
 import { SCENARIO_REQUESTS, SIM } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [list = 'chat', roundsArg = '8', secondsArg = '3', dirA = ROOT, dirB = ROOT, scriptB = 'bench/junction-server.ts'] = process.argv.slice(2);
 if (pinned) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
 
-// Split at a pair's first `=` only: NODE_OPTIONS=--max-semi-space-size=32 is one pair.
-const pairOf = (pair, at = pair.indexOf('=')) => (at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)]);
-const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => pairOf(pair)));
 // bench/run.mjs's NODE_ARGS, which a test holds to `npm start`'s flag (YOUNG_GENERATION_FLAG).
 const NODE_ARGS = ['--max-semi-space-size=32'];
 const argsOf = (text = '') => text.split(' ').filter(Boolean);

@@ -5,6 +5,17 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 
+/**
+ * An arm's environment from `NAME=value,NAME=value` (ENV_A / ENV_B of the A/B scripts), each pair
+ * split at its first `=` only: NODE_OPTIONS=--max-semi-space-size=32 is one pair.
+ */
+export function envOf(text = '') {
+  return Object.fromEntries(text.split(',').filter(Boolean).map((pair) => {
+    const at = pair.indexOf('=');
+    return at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)];
+  }));
+}
+
 /** Whether arms can be pinned to cores (taskset); the runners pin themselves to core 0 when so. */
 export const pinned = spawnSync('taskset', ['-V']).status === 0;
 

@@ -18,7 +18,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, throughput } from './load.mjs';
+import { envOf, startServer, throughput } from './load.mjs';
 import { SCENARIO_REQUESTS, SIM } from './requests.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,7 +26,6 @@ const [scenario = 'chat', secondsArg = '10', by = 'function', rowsArg = '40'] = 
 const request = SCENARIO_REQUESTS[scenario];
 if (!request) throw new Error(`unknown scenario ${scenario}`);
 const [route, body, headers] = request;
-const envOf = (text = '') => Object.fromEntries(text.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const ARMS = [
   { name: 'A', script: process.env.SCRIPT_A ?? 'bench/junction-server.ts', env: envOf(process.env.ENV_A) },
   { name: 'B', script: process.env.SCRIPT_B ?? 'bench/floor-server.ts', env: envOf(process.env.ENV_B ?? 'FLOOR_STREAMS=on,FLOOR_LEDGER=rows') },

@@ -9,7 +9,7 @@
  * It does not validate JSON; JSON.parse does that afterwards.
  */
 import { BodyBytes } from './body-bytes.ts';
-import { plainObjectOf } from './plain-json.ts';
+import { plainObjectOf, sameBytes } from './plain-json.ts';
 
 export interface ValueRange {
   readonly start: number;
@@ -115,15 +115,6 @@ function chosenKey(buf: Buffer, from: number, to: number, keys: readonly Buffer[
     if (to - from === candidate.length && sameBytes(buf, from, candidate)) return candidate.toString();
   }
   return null;
-}
-
-/**
- * Whether `buf` holds `key` at `at`, compared here: keys are a few bytes, and Buffer#compare is a
- * call into C++ for each top-level key of every body and answer scanned (issue #17).
- */
-function sameBytes(buf: Buffer, at: number, key: Buffer): boolean {
-  for (let k = 0; k < key.length; k++) if (buf[at + k] !== key[k]) return false;
-  return true;
 }
 
 /** Bytes of a string looked through here before Buffer#indexOf takes over: most strings in JSON are short. */

@@ -173,9 +173,7 @@ class PlainReader {
   }
 
   word(at: number, word: Buffer): boolean {
-    if (at + word.length > this.end) return false;
-    for (let k = 0; k < word.length; k++) if (this.buf[at + k] !== word[k]) return false;
-    return true;
+    return at + word.length <= this.end && sameBytes(this.buf, at, word);
   }
 }
 
@@ -204,7 +202,11 @@ function keyOf(buf: Buffer, start: number, end: number): string {
   return text;
 }
 
-function sameBytes(buf: Buffer, at: number, bytes: Buffer): boolean {
+/**
+ * Whether `buf` holds `bytes` at `at`, compared here: keys are a few bytes, and Buffer#compare is a
+ * call into C++ for each top-level key of every body and answer scanned (json-scan.ts, issue #17).
+ */
+export function sameBytes(buf: Buffer, at: number, bytes: Buffer): boolean {
   for (let k = 0; k < bytes.length; k++) if (buf[at + k] !== bytes[k]) return false;
   return true;
 }
