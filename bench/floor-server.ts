@@ -237,7 +237,7 @@ const settle = (s: FloorState, status: number, input: number, output: number): P
     const usage = { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
     const durationMs = performance.now() - s.startedAt;
     return productStore
-      .settle({ requestId: s.id, keyId: Number(s.keyId), endpoint, model: s.model, provider: PROVIDER, upstreamModel: s.model, route: 'native', usage, cost, status, outcome, estimated: false, startedAt: new Date(Date.now() - durationMs), firstByteMs: null, durationMs })
+      .settle({ requestId: s.id, keyId: Number(s.keyId), endpoint, model: s.model, provider: PROVIDER, upstreamModel: s.model, route: 'native', usage, cost, status, outcome, estimated: false, startedAtMs: Date.now() - durationMs, firstByteMs: null, durationMs })
       .then(() => true);
   }
   return submit(() => {

@@ -98,7 +98,7 @@ async function backfill(): Promise<void> {
         await gateway.store.settle({
           requestId: `req_history${String(n++).padStart(6, '0')}`, keyId: key.id, endpoint: 'messages', model: model.id, provider: 'mock',
           upstreamModel: model.id, route: 'in-process', usage: { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, cost,
-          status: 200, outcome: 'ok', estimated: false, startedAt: new Date(start + Math.floor(random() * hour)),
+          status: 200, outcome: 'ok', estimated: false, startedAtMs: start + Math.floor(random() * hour),
           firstByteMs: 80 + random() * 400, durationMs: 400 + random() * 3000,
         });
       }

@@ -164,7 +164,7 @@ export class RedisHolds implements Holds {
         const alive = instances.get(instance);
         if (alive === false || (alive === undefined && listedAt - Number(at) > UNREGISTERED_GRACE_MS)) {
           const result = await this.#store.settle(
-            interruptedEntry({ requestId, keyId, model: model ?? null, provider: provider ?? null, inputCost: BigInt(inputCost ?? '0'), startedAt: new Date(Number(at)) }),
+            interruptedEntry({ requestId, keyId, model: model ?? null, provider: provider ?? null, inputCost: BigInt(inputCost ?? '0'), startedAtMs: Number(at) }),
           );
           released += await this.#release(keyId, requestId, result.charged);
         } else if (alive === true && age > LEDGER_CHECK_MS) {

@@ -9,14 +9,35 @@ import type { Holds } from './holds.ts';
  * unreachable database) to retry on each heartbeat and at shutdown, rather than leave their
  * holds until a restart.
  */
+/**
+ * A request's place in the list of those in flight (from `track`) or being written (from
+ * `settle`), for the billing endpoints' read-your-writes. One node a request, linked in and out:
+ * two maps keyed by its fresh id string hashed it twice and rehashed as requests came and went,
+ * about 1.5 µs a request in a cpu-profile of the server (issue #17, thirty-fifth session). A
+ * lookup walks the list, which only the billing endpoints do.
+ */
+export interface Tracking {
+  /** @internal */
+  readonly requestId: string | undefined;
+  /** @internal the tracked work, until it ends */
+  life: Promise<unknown> | undefined;
+  /** @internal the settlement being written, until it is */
+  written: Promise<unknown> | undefined;
+  /** @internal its key, once settling */
+  keyId: number;
+  /** @internal the list's links */
+  prev: Tracking | undefined;
+  /** @internal */
+  next: Tracking | undefined;
+}
+
 export class Settlements {
   readonly #store: Store;
   readonly #log: Logger;
   readonly #failed = new Map<string, LedgerEntry>();
-  /** Requests in flight, by id, until their charge is written. */
-  readonly #live = new Map<string, Promise<unknown>>();
-  /** Settlements being written, by request id: read-your-writes for the billing endpoints. */
-  readonly #writing = new Map<string, { readonly keyId: number; readonly written: Promise<unknown> }>();
+  /** Requests in flight until their charge is written, and settlements being written. */
+  #head: Tracking | undefined;
+  #listed = 0;
   #inFlight = 0;
   #idle: (() => void)[] = [];
 
@@ -32,14 +53,17 @@ export class Settlements {
   /**
    * Runs one request's whole life, counted as in flight until it returns (and its charge is
    * written). The life's own promise, followed by one callback: not an async function awaiting it,
-   * a second promise and its turn per request (issue #17).
+   * a second promise and its turn per request (issue #17). `work` is given the request's place, to
+   * hand to `settle`.
    */
-  track<T>(work: () => Promise<T>, requestId?: string): Promise<T> {
+  track<T>(work: (tracking: Tracking) => Promise<T>, requestId?: string): Promise<T> {
     this.#inFlight++;
-    const life = work();
-    if (requestId !== undefined) this.#live.set(requestId, life);
+    const tracking = this.#link(requestId);
+    const life = work(tracking);
+    tracking.life = life;
     const ended = (): void => {
-      if (requestId !== undefined) this.#live.delete(requestId);
+      tracking.life = undefined;
+      if (tracking.written === undefined) this.#unlink(tracking);
       if (--this.#inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
     };
     return life.then(
@@ -57,19 +81,24 @@ export class Settlements {
   /**
    * Writes the charge; if the store refuses, the entry is kept for retry and undefined returned.
    * Promise callbacks, not an async function awaiting the write: two promises and their microtask
-   * turns less per request (issue #17). The promise never rejects.
+   * turns less per request (issue #17). The promise never rejects. `tracking`: the request's place
+   * from `track`, when it has one.
    */
-  settle(entry: LedgerEntry): Promise<SettleResult | undefined> {
+  settle(entry: LedgerEntry, tracking: Tracking = this.#link(entry.requestId)): Promise<SettleResult | undefined> {
     const id = entry.requestId;
+    const over = (): void => {
+      tracking.written = undefined;
+      if (tracking.life === undefined) this.#unlink(tracking);
+    };
     const refused = (err: unknown): undefined => {
-      this.#writing.delete(id);
+      over();
       this.#failed.set(id, entry);
       this.#log.error({ req_id: id, err }, 'ledger settlement failed; it will be retried');
       return undefined;
     };
     const written = this.#store.settle(entry).then((result) => {
       const done = (): SettleResult => {
-        this.#writing.delete(id);
+        over();
         return result;
       };
       let released: Promise<void> | undefined;
@@ -80,7 +109,8 @@ export class Settlements {
       }
       return released === undefined ? done() : released.then(done, refused);
     }, refused);
-    this.#writing.set(id, { keyId: entry.keyId, written });
+    tracking.keyId = entry.keyId;
+    tracking.written = written;
     return written;
   }
 
@@ -94,16 +124,37 @@ export class Settlements {
    */
   async written(which: { readonly requestId: string } | { readonly keyId: number }, maxWaitMs = 2_000): Promise<void> {
     const waits: Promise<unknown>[] = [];
-    if ('requestId' in which) {
-      const life = this.#live.get(which.requestId);
-      if (life) waits.push(life);
-    } else {
-      for (const { keyId, written } of this.#writing.values()) if (keyId === which.keyId) waits.push(written);
+    for (let at = this.#head; at !== undefined; at = at.next) {
+      if ('requestId' in which) {
+        if (at.requestId === which.requestId && at.life !== undefined) waits.push(at.life);
+      } else if (at.written !== undefined && at.keyId === which.keyId) {
+        waits.push(at.written);
+      }
     }
     if (waits.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled(waits), new Promise((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
     clearTimeout(timer);
+  }
+
+  #link(requestId: string | undefined): Tracking {
+    const head = this.#head;
+    const tracking: Tracking = { requestId, life: undefined, written: undefined, keyId: -1, prev: undefined, next: head };
+    if (head !== undefined) head.prev = tracking;
+    this.#head = tracking;
+    this.#listed++;
+    return tracking;
+  }
+
+  #unlink(tracking: Tracking): void {
+    const { prev, next } = tracking;
+    if (prev === undefined && this.#head !== tracking) return; // already out
+    if (prev === undefined) this.#head = next;
+    else prev.next = next;
+    if (next !== undefined) next.prev = prev;
+    tracking.prev = undefined;
+    tracking.next = undefined;
+    this.#listed--;
   }
 
   /** Retries the settlements the store refused; each succeeds once (a settled hold is gone). */
@@ -125,6 +176,11 @@ export class Settlements {
   /** Requests being served now (each tracked until its charge is written). */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** Requests and settlements the billing endpoints could wait for now: each is let go when done. */
+  get listed(): number {
+    return this.#listed;
   }
 
   get pending(): number {

@@ -66,6 +66,8 @@ export class RequestState {
     readonly requestId: string,
     /** `performance.now()` at arrival. */
     readonly startedAt: number,
+    /** `Date.now()` at arrival: the ledger row's start, read with the request id's clock. */
+    readonly arrivedAtMs: number,
     /** The caller's wire format, which decides the error format. */
     public surface: Surface,
     /**

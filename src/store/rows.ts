@@ -78,7 +78,7 @@ export function interruptedHold(row: Row): LedgerEntry {
     model: String(row['model']),
     provider: String(row['provider']),
     inputCost: money(row['input_cost']),
-    startedAt: date(row['created_at']),
+    startedAtMs: date(row['created_at']).getTime(),
   });
 }
 

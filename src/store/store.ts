@@ -144,7 +144,8 @@ export interface LedgerEntry {
   /** `ok`, an error code, `client_disconnected`… */
   readonly outcome: string;
   readonly estimated: boolean;
-  readonly startedAt: Date;
+  /** When the request arrived, in Unix milliseconds: a number, not a `Date` made for each request (issue #17). */
+  readonly startedAtMs: number;
   readonly firstByteMs: number | null;
   readonly durationMs: number;
 }
@@ -155,7 +156,8 @@ export interface SettleResult {
   readonly uncollected: Pico;
 }
 
-export interface LedgerRow extends LedgerEntry {
+export interface LedgerRow extends Omit<LedgerEntry, 'startedAtMs'> {
+  readonly startedAt: Date;
   readonly keyName: string;
   readonly charged: Pico;
   readonly uncollected: Pico;
@@ -253,7 +255,7 @@ export function interruptedEntry(hold: {
   readonly model: string | null;
   readonly provider: string | null;
   readonly inputCost: Pico;
-  readonly startedAt: Date;
+  readonly startedAtMs: number;
 }): LedgerEntry {
   return {
     requestId: hold.requestId,
@@ -268,7 +270,7 @@ export function interruptedEntry(hold: {
     status: 0,
     outcome: 'interrupted',
     estimated: true,
-    startedAt: hold.startedAt,
+    startedAtMs: hold.startedAtMs,
     firstByteMs: null,
     durationMs: 0,
   };

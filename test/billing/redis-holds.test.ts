@@ -19,7 +19,7 @@ const NO_LIMITS = { rpm: null, tpm: null, concurrency: null };
 const entry = (requestId: string, keyId: number, cost: bigint): LedgerEntry => ({
   requestId, keyId, endpoint: 'messages', model: 'm', provider: 'p', upstreamModel: 'm', route: 'native',
   usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, cost, status: 200, outcome: 'ok',
-  estimated: false, startedAt: new Date(), firstByteMs: 1, durationMs: 2,
+  estimated: false, startedAtMs: Date.now(), firstByteMs: 1, durationMs: 2,
 });
 
 // Balance holds in Redis, the ledger in the store (issue #7). Two RedisHolds on two connections

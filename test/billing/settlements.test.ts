@@ -8,7 +8,7 @@ import { LogCapture } from '../support/gateway.ts';
 const entry = (requestId: string): LedgerEntry => ({
   requestId, keyId: 1, endpoint: 'messages', model: 'm', provider: 'p', upstreamModel: 'm', route: 'native',
   usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, cost: 5n, status: 200, outcome: 'ok',
-  estimated: false, startedAt: new Date(), firstByteMs: 1, durationMs: 2,
+  estimated: false, startedAtMs: Date.now(), firstByteMs: 1, durationMs: 2,
 });
 
 /** A store whose settle fails while `down` is set, recording what it wrote. */
@@ -92,5 +92,41 @@ describe('Settlements', () => {
     const started = performance.now();
     await settlements.written({ requestId: 'stuck' }, 50);
     expect(performance.now() - started).to.be.within(40, 1_000);
+  });
+
+  it('waits by key for exactly that key\'s writes, tracked or not, in any order they end (issue #17: one list, no maps)', async () => {
+    const commits = new Map<string, () => void>();
+    const store = {
+      settle: (e: LedgerEntry) => new Promise<SettleResult>((resolve) => commits.set(e.requestId, () => resolve({ charged: e.cost, uncollected: 0n }))),
+    } as unknown as Store;
+    const settlements = new Settlements(store, createLogger('silent', new LogCapture()));
+    const onKey = (id: string, keyId: number): LedgerEntry => ({ ...entry(id), keyId });
+    const requests = ['a', 'b', 'c'].map((id, i) => settlements.track((tracking) => settlements.settle(onKey(id, i === 1 ? 2 : 1), tracking), id));
+    const untracked = settlements.settle(onKey('d', 1)); // a caller without a tracked request
+    // A request whose life ends before its charge is written: let go when the write ends.
+    let early: Promise<unknown> = Promise.resolve();
+    await settlements.track(async (tracking) => void (early = settlements.settle(onKey('e', 3), tracking)), 'e');
+    const seen: string[] = [];
+    const byKey = (keyId: number, label: string): Promise<void> => settlements.written({ keyId }).then(() => void seen.push(label));
+    expect(settlements.listed).to.equal(5);
+    commits.get('e')?.();
+    await early;
+    expect(settlements.listed).to.equal(4);
+    const key1 = byKey(1, 'key 1');
+    const key2 = byKey(2, 'key 2');
+    // Ended out of their order of arrival, from the middle of the list first.
+    for (const id of ['b', 'd', 'c']) commits.get(id)?.();
+    await key2;
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen).to.deep.equal(['key 2']); // key 1 still has 'a' being written
+    commits.get('a')?.();
+    await Promise.all([key1, ...requests, untracked]);
+    expect(seen).to.deep.equal(['key 2', 'key 1']);
+    expect(settlements.inFlight).to.equal(0);
+    expect(settlements.listed).to.equal(0);
+    // Nothing is left to wait for: a request that ended is not waited on by id, nor a key's old writes.
+    const started = performance.now();
+    await Promise.all([settlements.written({ requestId: 'a' }, 5_000), settlements.written({ keyId: 1 }, 5_000)]);
+    expect(performance.now() - started).to.be.below(1_000);
   });
 });

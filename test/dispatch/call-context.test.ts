@@ -7,7 +7,7 @@ import { Cancellation } from '../../src/routing/cancellation.ts';
 
 describe('the call context a plugin is given', () => {
   it('reads the client’s headers as they came, even after a native attempt replaced Node’s own, and never a credential', () => {
-    const state = new RequestState('req_1', 0, 'messages', { 'anthropic-beta': 'a,b', 'x-api-key': 'sk-jct-secret', 'x-multi': ['1', '2'], referer: 'https://example.test/' });
+    const state = new RequestState('req_1', 0, 0, 'messages', { 'anthropic-beta': 'a,b', 'x-api-key': 'sk-jct-secret', 'x-multi': ['1', '2'], referer: 'https://example.test/' });
     state.route = { endpoint: 'messages', model: { id: 'm', maxOutputTokens: null }, upstreamModel: 'u', provider: { config: { id: 'p' } } } as unknown as NonNullable<RequestState['route']>;
     // What passthrough.ts leaves on the request after a failed native attempt: the headers it forwarded.
     const ctx = { state, req: { headers: { accept: 'application/json' } }, get: () => 'stale' } as unknown as GatewayContext;

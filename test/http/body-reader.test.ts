@@ -9,7 +9,7 @@ import type { GatewayContext, GatewayState } from '../../src/http/state.ts';
 /** A request carrying `text` (in these pieces, when given), and the chain's state after the body reader ran. */
 async function read(text: string, check?: 'messages' | 'chat_completions' | 'responses', pieces: readonly string[] = [text]): Promise<GatewayState> {
   const req = Object.assign(Readable.from(pieces.map((piece) => Buffer.from(piece))), { headers: {} }) as unknown as GatewayContext['req'];
-  const state = new RequestState('req_test', 0, 'messages', {});
+  const state = new RequestState('req_test', 0, 0, 'messages', {});
   const ctx = { req, state } as unknown as GatewayContext;
   await createBodyReader({ limitBytes: 1 << 20, maxDepth: 128, ...(check ? { check } : {}) })(ctx, async () => undefined);
   return state;
@@ -70,7 +70,7 @@ describe('the body reader', () => {
     // The first request's estimate and body, read after the second body went through the scratch.
     first.route = { endpoint: 'messages' } as NonNullable<GatewayState['route']>;
     second.route = first.route;
-    expect(await inputTokensOf(first)).to.equal(await inputTokensOf({ ...new RequestState('req_x', 0, 'messages', {}), route: first.route, body } as unknown as GatewayState));
+    expect(await inputTokensOf(first)).to.equal(await inputTokensOf({ ...new RequestState('req_x', 0, 0, 'messages', {}), route: first.route, body } as unknown as GatewayState));
     expect(first.body).to.deep.equal(body);
     expect(second.body).to.deep.equal(JSON.parse(other));
     // Refused by the checks (a role they do not know): parsed at once, from the chunks as well.

@@ -49,7 +49,7 @@ const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 const entry = (requestId: string, keyId: number, cost: bigint, extra: Partial<LedgerEntry> = {}): LedgerEntry => ({
   requestId, keyId, endpoint: 'messages', model: 'm', provider: 'p', upstreamModel: 'um', route: 'native',
   usage: { ...ZERO, input: 10, output: 5 }, cost, status: 200, outcome: 'ok', estimated: false,
-  startedAt: new Date('2026-11-22T10:00:00Z'), firstByteMs: 12.5, durationMs: 40, ...extra,
+  startedAtMs: Date.parse('2026-11-22T10:00:00Z'), firstByteMs: 12.5, durationMs: 40, ...extra,
 });
 const NO_LIMITS = { rpm: null, tpm: null, concurrency: null };
 const newKey = (name: string, balance: bigint | null) => ({ name, sha256: `${name}`.padEnd(64, '0'), prefix: 'sk-jct-ab', balance, models: null, limits: NO_LIMITS });
@@ -189,8 +189,8 @@ for (const backend of BACKENDS) {
     it('shows a generation only to the key that made it, and lists usage newest first', async () => {
       const a = await store.createKey(newKey('a', null));
       const b = await store.createKey(newKey('b', null));
-      await store.settle(entry('r1', a.id, 1n, { startedAt: new Date('2026-11-22T10:00:00Z') }));
-      await store.settle(entry('r2', a.id, 2n, { startedAt: new Date('2026-11-22T11:00:00Z') }));
+      await store.settle(entry('r1', a.id, 1n, { startedAtMs: Date.parse('2026-11-22T10:00:00Z') }));
+      await store.settle(entry('r2', a.id, 2n, { startedAtMs: Date.parse('2026-11-22T11:00:00Z') }));
       await store.settle(entry('r3', b.id, 3n));
       expect(await store.generation('r1', b.id)).to.equal(undefined);
       expect((await store.usage({ keyId: a.id, limit: 10 })).map((r) => r.requestId)).to.deep.equal(['r2', 'r1']);
@@ -301,7 +301,7 @@ for (const backend of BACKENDS) {
     it('sums the ledger per time bucket and per model, key or provider, counting failures (issue #16)', async () => {
       const a = await store.createKey(newKey('a', null));
       const b = await store.createKey(newKey('b', null));
-      const at = (time: string) => ({ startedAt: new Date(`2026-11-22T${time}Z`) });
+      const at = (time: string) => ({ startedAtMs: Date.parse(`2026-11-22T${time}Z`) });
       await store.settle(entry('s0', a.id, usd(9), at('08:59:59'))); // before `since`
       await store.settle(entry('s1', a.id, usd(1), { ...at('10:05:00'), model: 'x' }));
       await store.settle(entry('s2', a.id, usd(2), { ...at('10:55:00'), model: 'x', status: 502, outcome: 'GW_ERR_UPSTREAM_UNREACHABLE' }));

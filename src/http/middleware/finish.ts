@@ -1,5 +1,5 @@
 import { costOf } from '../../billing/pricing.ts';
-import type { Settlements } from '../../billing/settlements.ts';
+import type { Settlements, Tracking } from '../../billing/settlements.ts';
 import { COUNTING, type TokenUsage } from '../../formats/wire.ts';
 import type { Logger } from '../../log.ts';
 import { emptyUsage } from '../../usage/normalize.ts';
@@ -17,14 +17,14 @@ import { endSpan, type Tracing } from '../../telemetry/tracing.ts';
  */
 export function createRequestFinish(settlements: Settlements, sink: UsageSink, log: Logger, tracing?: Tracing): GatewayMiddleware {
   return (ctx, next) =>
-    settlements.track(async () => {
+    settlements.track(async (tracking) => {
       // The span is named by its route template once routed (bounded names), its path until then.
       if (tracing) ctx.state.trace = tracing.startRequest(`${ctx.method} ${ctx.path}`, (name) => ctx.get(name));
       try {
         await next();
       } finally {
         const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
-        await finish(ctx.state, status, ctx.method, ctx.path, settlements, sink, log);
+        await finish(ctx.state, status, ctx.method, ctx.path, settlements, tracking, sink, log);
         const template = (ctx as { _matchedRoute?: unknown })._matchedRoute;
         ctx.state.trace?.span.updateName(`${ctx.method} ${typeof template === 'string' ? template : 'other'}`);
         ctx.state.trace?.end(status, spanAttributes(ctx.state));
@@ -57,6 +57,7 @@ async function finish(
   method: string,
   path: string,
   settlements: Settlements,
+  tracking: Tracking,
   sink: UsageSink,
   log: Logger,
 ): Promise<void> {
@@ -84,10 +85,10 @@ async function finish(
         status,
         outcome: state.outcome.error ?? (status < 400 ? 'ok' : 'error'),
         estimated,
-        startedAt: new Date(Date.now() - durationMs),
+        startedAtMs: state.arrivedAtMs,
         firstByteMs: state.outcome.firstByteMs ?? null,
         durationMs,
-      });
+      }, tracking);
       charged = settled?.charged;
       if (span) endSpan(span, settled ? undefined : 'settlement_deferred');
       if (settled && settled.uncollected > 0n) {

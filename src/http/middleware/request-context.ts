@@ -14,14 +14,18 @@ import { addRouterFields } from '../endpoint-routers.ts';
  */
 export function createRequestContext(): GatewayMiddleware {
   return (ctx, next) => {
-    const requestId = newRequestId();
+    const arrivedAtMs = Date.now();
+    const requestId = newRequestId(arrivedAtMs);
     // The router's fields first, so each context keeps one shape (endpoint-routers.ts).
     addRouterFields(ctx);
     const headers = ctx.req.headers;
-    ctx.state = new RequestState(requestId, performance.now(), surfaceOf(ctx.path, headers), headers);
-    ctx.set('x-request-id', requestId);
+    ctx.state = new RequestState(requestId, performance.now(), arrivedAtMs, surfaceOf(ctx.path, headers), headers);
+    // Node's setHeader, not Koa's ctx.set: Koa 3's wraps each header in arrays and closures to
+    // normalise it (issue #17, thirty-fifth session), and these are one string each.
+    const res = ctx.res;
+    res.setHeader('x-request-id', requestId);
     // The Anthropic SDK reports `request-id` as an error's requestID (protocol.md §A.9).
-    if (ctx.state.surface === 'messages') ctx.set('request-id', requestId);
+    if (ctx.state.surface === 'messages') res.setHeader('request-id', requestId);
     return next();
   };
 }

@@ -314,7 +314,7 @@ async function settleIn(db: pg.PoolClient, entry: LedgerEntry): Promise<SettleRe
     [
       entry.requestId, entry.keyId, entry.endpoint, entry.model, entry.provider, entry.upstreamModel, entry.route,
       u.input, u.output, u.cacheRead, u.cacheWrite, u.reasoning, entry.cost, charged, entry.cost - charged,
-      entry.status, entry.outcome, entry.estimated ? 1 : 0, entry.startedAt, entry.firstByteMs, entry.durationMs,
+      entry.status, entry.outcome, entry.estimated ? 1 : 0, new Date(entry.startedAtMs), entry.firstByteMs, entry.durationMs,
       u.inputImage ?? 0, u.outputImage ?? 0, u.images ?? 0, u.characters ?? 0, u.inputAudio ?? 0, u.outputAudio ?? 0, u.audioMs ?? 0,
     ],
   );

@@ -207,7 +207,7 @@ export class SqliteStore implements Store {
       released, charged, charged, entry.keyId,
     );
     const u = entry.usage;
-    const started = isoTime(entry.startedAt.getTime());
+    const started = isoTime(entry.startedAtMs);
     const uncollected = entry.cost - charged;
     const estimated = entry.estimated ? 1 : 0;
     // A text request's media counts are all 0, the columns' default: its row leaves them out, seven
