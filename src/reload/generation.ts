@@ -43,7 +43,9 @@ export class Generation {
 
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.#active++;
-    res.once('close', this.#release);
+    // `on`, not `once`: a response closes once, and `once` wraps the listener in a new closure,
+    // removed again as it fires, for every request (issue #17, thirty-fifth session).
+    res.on('close', this.#release);
     void this.#callback(req, res);
   }
 
