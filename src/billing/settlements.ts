@@ -1,14 +1,8 @@
 import type { Logger } from '../log.ts';
 import type { LedgerEntry, SettleResult, Store } from '../store/store.ts';
 import type { Holds } from './holds.ts';
+import { LinkedList, type Linked } from '../util/linked-list.ts';
 
-/**
- * The gateway's side of settling holds (issue #4): it counts requests from arrival until their
- * charge is written, so a shutdown can wait for them before the store closes (peers lose spend
- * rows there: reliability.md §2.6), and it keeps settlements the store refused (a busy or
- * unreachable database) to retry on each heartbeat and at shutdown, rather than leave their
- * holds until a restart.
- */
 /**
  * A request's place in the list of those in flight (from `track`) or being written (from
  * `settle`), for the billing endpoints' read-your-writes. One node a request, linked in and out:
@@ -16,7 +10,7 @@ import type { Holds } from './holds.ts';
  * about 1.5 µs a request in a cpu-profile of the server (issue #17, thirty-fifth session). A
  * lookup walks the list, which only the billing endpoints do.
  */
-export interface Tracking {
+export interface Tracking extends Linked<Tracking> {
   /** @internal */
   readonly requestId: string | undefined;
   /** @internal the tracked work, until it ends */
@@ -25,19 +19,21 @@ export interface Tracking {
   written: Promise<unknown> | undefined;
   /** @internal its key, once settling */
   keyId: number;
-  /** @internal the list's links */
-  prev: Tracking | undefined;
-  /** @internal */
-  next: Tracking | undefined;
 }
 
+/**
+ * The gateway's side of settling holds (issue #4): it counts requests from arrival until their
+ * charge is written, so a shutdown can wait for them before the store closes (peers lose spend
+ * rows there: reliability.md §2.6), and it keeps settlements the store refused (a busy or
+ * unreachable database) to retry on each heartbeat and at shutdown, rather than leave their
+ * holds until a restart.
+ */
 export class Settlements {
   readonly #store: Store;
   readonly #log: Logger;
   readonly #failed = new Map<string, LedgerEntry>();
   /** Requests in flight until their charge is written, and settlements being written. */
-  #head: Tracking | undefined;
-  #listed = 0;
+  readonly #list = new LinkedList<Tracking>();
   #inFlight = 0;
   #idle: (() => void)[] = [];
 
@@ -63,7 +59,7 @@ export class Settlements {
     tracking.life = life;
     const ended = (): void => {
       tracking.life = undefined;
-      if (tracking.written === undefined) this.#unlink(tracking);
+      if (tracking.written === undefined) this.#list.remove(tracking);
       if (--this.#inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
     };
     return life.then(
@@ -88,7 +84,7 @@ export class Settlements {
     const id = entry.requestId;
     const over = (): void => {
       tracking.written = undefined;
-      if (tracking.life === undefined) this.#unlink(tracking);
+      if (tracking.life === undefined) this.#list.remove(tracking);
     };
     const refused = (err: unknown): undefined => {
       over();
@@ -124,7 +120,7 @@ export class Settlements {
    */
   async written(which: { readonly requestId: string } | { readonly keyId: number }, maxWaitMs = 2_000): Promise<void> {
     const waits: Promise<unknown>[] = [];
-    for (let at = this.#head; at !== undefined; at = at.next) {
+    for (let at = this.#list.head; at !== undefined; at = at.next) {
       if ('requestId' in which) {
         if (at.requestId === which.requestId && at.life !== undefined) waits.push(at.life);
       } else if (at.written !== undefined && at.keyId === which.keyId) {
@@ -138,23 +134,7 @@ export class Settlements {
   }
 
   #link(requestId: string | undefined): Tracking {
-    const head = this.#head;
-    const tracking: Tracking = { requestId, life: undefined, written: undefined, keyId: -1, prev: undefined, next: head };
-    if (head !== undefined) head.prev = tracking;
-    this.#head = tracking;
-    this.#listed++;
-    return tracking;
-  }
-
-  #unlink(tracking: Tracking): void {
-    const { prev, next } = tracking;
-    if (prev === undefined && this.#head !== tracking) return; // already out
-    if (prev === undefined) this.#head = next;
-    else prev.next = next;
-    if (next !== undefined) next.prev = prev;
-    tracking.prev = undefined;
-    tracking.next = undefined;
-    this.#listed--;
+    return this.#list.add({ requestId, life: undefined, written: undefined, keyId: -1, prev: undefined, next: undefined });
   }
 
   /** Retries the settlements the store refused; each succeeds once (a settled hold is gone). */
@@ -180,7 +160,7 @@ export class Settlements {
 
   /** Requests and settlements the billing endpoints could wait for now: each is let go when done. */
   get listed(): number {
-    return this.#listed;
+    return this.#list.size;
   }
 
   get pending(): number {

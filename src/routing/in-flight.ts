@@ -1,12 +1,9 @@
+import { LinkedList, type Linked } from '../util/linked-list.ts';
 import type { Cancellation } from './cancellation.ts';
 
 /** A request's place among those in flight, until InFlight.remove. */
-export interface Tracked {
+export interface Tracked extends Linked<Tracked> {
   readonly controller: Cancellation;
-  /** @internal the list's links */
-  prev: Tracked | undefined;
-  /** @internal */
-  next: Tracked | undefined;
 }
 
 /**
@@ -19,43 +16,30 @@ export interface Tracked {
  * linked in and out.
  */
 export class InFlight {
-  #head: Tracked | undefined;
-  #size = 0;
+  readonly #list = new LinkedList<Tracked>();
   /** Set once everything was aborted: a request reaching dispatch later is aborted at once. */
   #reason: Error | undefined;
 
   get size(): number {
-    return this.#size;
+    return this.#list.size;
   }
 
   /** Tracks a request until `remove` is given what this returns. */
   add(controller: Cancellation): Tracked {
     if (this.#reason) controller.abort(this.#reason);
-    const head = this.#head;
-    const tracked: Tracked = { controller, prev: undefined, next: head };
-    if (head !== undefined) head.prev = tracked;
-    this.#head = tracked;
-    this.#size++;
-    return tracked;
+    return this.#list.add({ controller, prev: undefined, next: undefined });
   }
 
   /** Stops tracking; a second call for the same request does nothing. */
   remove(tracked: Tracked): void {
-    const { prev, next } = tracked;
-    if (prev === undefined && this.#head !== tracked) return; // already removed
-    if (prev === undefined) this.#head = next;
-    else prev.next = next;
-    if (next !== undefined) next.prev = prev;
-    tracked.prev = undefined;
-    tracked.next = undefined;
-    this.#size--;
+    this.#list.remove(tracked);
   }
 
   abortAll(reason: Error): void {
     this.#reason = reason;
     // Aborting runs handlers, which may end requests and remove them: walk a snapshot.
     const controllers: Cancellation[] = [];
-    for (let at = this.#head; at !== undefined; at = at.next) controllers.push(at.controller);
+    for (let at = this.#list.head; at !== undefined; at = at.next) controllers.push(at.controller);
     for (const controller of controllers) controller.abort(reason);
   }
 }
